@@ -1,0 +1,51 @@
+/* heaphook's public API for programs.
+ *
+ * Every function here is declared weak: a program that uses them builds and
+ * runs without heaphook, and sees NULL function addresses then. Test the
+ * address before calling, or use the HH_ macros below, which do.
+ *
+ *   if (hh_allocator_of) printf("%s\n", hh_allocator_of(p));
+ */
+#ifndef HEAPHOOK_HEAPHOOK_H
+#define HEAPHOOK_HEAPHOOK_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The malloc-family functions, in the order hh_thread_counts reports them. */
+enum hh_call {
+  HH_CALL_MALLOC,
+  HH_CALL_CALLOC,
+  HH_CALL_REALLOC,
+  HH_CALL_REALLOCARRAY,
+  HH_CALL_POSIX_MEMALIGN,
+  HH_CALL_ALIGNED_ALLOC,
+  HH_CALL_MEMALIGN,
+  HH_CALL_VALLOC,
+  HH_CALL_PVALLOC,
+  HH_CALL_FREE,
+  HH_CALL_FREE_SIZED,
+  HH_CALL_FREE_ALIGNED_SIZED,
+  HH_CALL_MALLOC_USABLE_SIZE,
+  HH_CALL_COUNT
+};
+
+/* Who owns the block at ptr: the name of heaphook's allocator ("libc",
+ * "tlsf", a plug-in's name), "bootstrap" for blocks made while heaphook was
+ * starting, "foreign" for glibc blocks made before heaphook took over, or
+ * NULL for NULL. ptr must be a live block. */
+const char *hh_allocator_of(const void *ptr) __attribute__((weak));
+
+/* With HEAPHOOK_RECORD=counts: copies the calling thread's call counts per
+ * function (enum hh_call order) into counts[0..n) and returns how many were
+ * written; -1 when the counts recorder is not enabled. */
+int hh_thread_counts(unsigned long long *counts, int n) __attribute__((weak));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,34 @@
+/* The libc passthrough allocator: every operation is glibc's own. */
+#include "libc_allocator.h"
+
+#include "base/glibc.h"
+
+static int libc_init(void) {
+  hh__glibc_resolve();
+  return 0;
+}
+
+static void *libc_alloc(size_t size, size_t align) {
+  return align <= HH_MIN_ALIGN ? __libc_malloc(size) : __libc_memalign(align, size);
+}
+
+static void libc_dealloc(void *ptr) { __libc_free(ptr); }
+
+static void *libc_alloc_zeroed(size_t size) { return __libc_calloc(1, size); }
+
+static void *libc_realloc(void *ptr, size_t new_size) { return __libc_realloc(ptr, new_size); }
+
+static size_t libc_block_size(void *ptr) { return hh__glibc_usable_size(ptr); }
+
+static const hh_allocator libc_allocator = {
+    .abi = HH_ALLOCATOR_ABI,
+    .name = "libc",
+    .init = libc_init,
+    .alloc = libc_alloc,
+    .dealloc = libc_dealloc,
+    .alloc_zeroed = libc_alloc_zeroed,
+    .realloc = libc_realloc,
+    .block_size = libc_block_size,
+};
+
+const hh_allocator *hh__libc_allocator_get(void) { return &libc_allocator; }

@@ -1,0 +1,43 @@
+/* Environment scanning without getenv (see env.h). */
+#include "env.h"
+
+#include <string.h>
+
+extern char **environ;
+
+bool hh__env_ready(void) { return environ != NULL; }
+
+const char *hh__env_get(const char *name) {
+  char **env = environ;
+  if (env == NULL) return NULL;
+  size_t len = strlen(name);
+  for (; *env != NULL; env++) {
+    if (strncmp(*env, name, len) == 0 && (*env)[len] == '=') return *env + len + 1;
+  }
+  return NULL;
+}
+
+static bool word_is(const char *value, const char *word) {
+  for (; *word != '\0'; value++, word++) {
+    char c = *value;
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+    if (c != *word) return false;
+  }
+  return *value == '\0';
+}
+
+int hh__parse_bool(const char *value, bool *out) {
+  static const char *const yes[] = {"1", "true", "yes", "on"};
+  static const char *const no[] = {"0", "false", "no", "off"};
+  for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+    if (word_is(value, yes[i])) {
+      *out = true;
+      return 0;
+    }
+    if (word_is(value, no[i])) {
+      *out = false;
+      return 0;
+    }
+  }
+  return -1;
+}

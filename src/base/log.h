@@ -1,0 +1,20 @@
+/* Messages from inside malloc: formatted into a stack buffer and written to
+ * fd 2 with write(2). No stdio, no allocation; errno is preserved. */
+#ifndef HH_BASE_LOG_H
+#define HH_BASE_LOG_H
+
+#include <stdarg.h>
+
+/* Writes "heaphook: <message>\n" to stderr. The message is cut at 512 bytes.
+ * snprintf with the plain conversions (%s %d %zu %llu %x %p) does not
+ * allocate in glibc; do not use %f or positional arguments here. */
+void hh__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Writes fmt to fd as hh__log does, without the prefix or newline. */
+void hh__dprint(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints the message like hh__log and ends the process with status 1,
+ * without running atexit handlers (which may allocate). */
+void hh__die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif

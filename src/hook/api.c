@@ -1,0 +1,338 @@
+/* glibc's malloc-family semantics on top of an hh_allocator.
+ *
+ * Every public function checks its arguments exactly as glibc 2.36 does,
+ * turns the call into the allocator's narrow contract (allocator.h), adds
+ * the block prefix when recorders want per-block bytes (block.h), and tells
+ * the recorders. Blocks that are not the allocator's (bootstrap blocks,
+ * glibc blocks from before heaphook took over) are recognised on the way
+ * in and sent where they belong. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/glibc.h"
+#include "block.h"
+#include "bootstrap.h"
+#include "guard.h"
+#include "hook.h"
+#include "runtime.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Requests above this fail with ENOMEM before any allocator sees them: no
+ * machine can serve them, and it leaves room for the prefix and alignment
+ * without overflow checks further down. */
+#define MAX_REQUEST ((size_t)PTRDIFF_MAX - ((size_t)1 << 32))
+
+enum owner { OWN, BOOTSTRAP, FOREIGN };
+
+static enum owner owner_of(void *ptr) {
+  if (unlikely(hh__bootstrap_owns(ptr))) return BOOTSTRAP;
+  if (hh__rt.prefix != 0) return hh__block_is_ours(ptr) ? OWN : FOREIGN;
+  if (hh__rt.alloc->owns != NULL && !hh__rt.alloc->owns(ptr)) return FOREIGN;
+  return OWN;
+}
+
+/* ---- recorders ---------------------------------------------------------- */
+
+static inline bool recording(void) {
+  return unlikely(atomic_load_explicit(&hh__recording, memory_order_relaxed)) && !hh__in_hook;
+}
+
+static inline void *slot_of(void *user, int i) {
+  return (char *)user - hh__rt.prefix + hh__rt.slot_offset[i];
+}
+
+enum what { ON_ALLOC, ON_FREE, ON_REALLOC };
+
+static void tell(enum what what, const hh_event *ev) {
+  int saved = errno;
+  hh__in_hook = true;
+  for (int i = 0; i < hh__rt.n_recorders; i++) {
+    const hh_recorder *r = hh__rt.recorders[i];
+    void *slot = hh__rt.prefix != 0 ? slot_of(ev->ptr, i) : NULL;
+    void (*cb)(const hh_event *, void *) =
+        what == ON_ALLOC ? r->on_alloc : what == ON_FREE ? r->on_free : r->on_realloc;
+    if (cb != NULL) cb(ev, slot);
+  }
+  hh__in_hook = false;
+  errno = saved;
+}
+
+static void tell_call(hh_fn fn) {
+  int saved = errno;
+  for (int i = 0; i < hh__rt.n_recorders; i++) {
+    if (hh__rt.recorders[i]->on_call != NULL) hh__rt.recorders[i]->on_call(fn);
+  }
+  errno = saved;
+}
+
+#define NOTE_CALL(fn)                     \
+  do {                                    \
+    if (recording()) tell_call(fn);       \
+  } while (0)
+
+/* ---- allocator operations with their defaults ---------------------------- */
+
+static void *a_alloc_zeroed(size_t size) {
+  const hh_allocator *a = hh__rt.alloc;
+  if (a->alloc_zeroed != NULL) return a->alloc_zeroed(size);
+  void *p = a->alloc(size, 1);
+  if (p != NULL) memset(p, 0, size);
+  return p;
+}
+
+static void *a_realloc(void *base, size_t size) {
+  const hh_allocator *a = hh__rt.alloc;
+  if (a->realloc != NULL) return a->realloc(base, size);
+  void *p = a->alloc(size, 1);
+  if (p == NULL) return NULL;
+  size_t old = a->block_size(base);
+  memcpy(p, base, old < size ? old : size);
+  a->dealloc(base);
+  return p;
+}
+
+/* ---- allocation ----------------------------------------------------------- */
+
+static void *fail(int err) {
+  errno = err;
+  return NULL;
+}
+
+/* Allocates a block for the program: size > 0 and <= MAX_REQUEST, align 1 or
+ * a power of two > 16. Returns NULL with errno ENOMEM on failure. */
+static void *alloc_block(hh_fn fn, size_t size, size_t align, bool zero) {
+  if (unlikely(!hh__start())) return hh__bootstrap_alloc(size, align);
+  const hh_allocator *a = hh__rt.alloc;
+  size_t prefix = hh__rt.prefix;
+  void *user;
+  if (likely(prefix == 0)) {
+    user = zero ? a_alloc_zeroed(size) : a->alloc(size, align);
+    if (unlikely(user == NULL)) return fail(ENOMEM);
+  } else {
+    size_t lead = align > HH_MIN_ALIGN ? (prefix + align - 1) & ~(align - 1) : prefix;
+    if (lead / 16 > UINT32_MAX) return fail(ENOMEM);
+    char *base;
+    if (zero && align <= HH_MIN_ALIGN) {
+      base = a_alloc_zeroed(size + lead);
+    } else {
+      base = a->alloc(size + lead, align);
+      if (zero && base != NULL) memset(base + lead, 0, size);
+    }
+    if (unlikely(base == NULL)) return fail(ENOMEM);
+    user = base + lead;
+    hh_block_header *h = hh__block_header(user);
+    h->lead16 = (uint32_t)(lead / 16);
+    h->magic = HH_BLOCK_MAGIC;
+  }
+  if (recording()) {
+    hh_event ev = {.fn = fn, .ptr = user, .size = size, .align = align > HH_MIN_ALIGN ? align : 0};
+    tell(ON_ALLOC, &ev);
+  }
+  return user;
+}
+
+static inline void *base_of(void *user) {
+  if (hh__rt.prefix == 0) return user;
+  return (char *)user - (size_t)hh__block_header(user)->lead16 * 16;
+}
+
+/* Usable bytes of one of our blocks, as the program sees them. */
+static size_t own_usable(void *user) {
+  void *base = base_of(user);
+  return hh__rt.alloc->block_size(base) - (size_t)((char *)user - (char *)base);
+}
+
+static void *malloc_as(hh_fn fn, size_t size) {
+  if (unlikely(size > MAX_REQUEST)) return fail(ENOMEM);
+  return alloc_block(fn, size == 0 ? 1 : size, 1, false);
+}
+
+void *hh__malloc(size_t size) {
+  NOTE_CALL(HH_FN_MALLOC);
+  return malloc_as(HH_FN_MALLOC, size);
+}
+
+void *hh__calloc(size_t nmemb, size_t size) {
+  NOTE_CALL(HH_FN_CALLOC);
+  size_t total;
+  if (unlikely(__builtin_mul_overflow(nmemb, size, &total) || total > MAX_REQUEST)) return fail(ENOMEM);
+  return alloc_block(HH_FN_CALLOC, total == 0 ? 1 : total, 1, true);
+}
+
+/* memalign's rules in glibc 2.36: alignments up to 16 are malloc; larger ones
+ * that are not a power of two are rounded up to one; beyond SIZE_MAX/2+1 is
+ * EINVAL. */
+static void *memalign_as(hh_fn fn, size_t align, size_t size) {
+  if (align <= HH_MIN_ALIGN) return malloc_as(fn, size);
+  if (unlikely(align > SIZE_MAX / 2 + 1)) return fail(EINVAL);
+  if (align & (align - 1)) align = (size_t)1 << (64 - __builtin_clzl(align));
+  if (unlikely(size > MAX_REQUEST || align > MAX_REQUEST)) return fail(ENOMEM);
+  return alloc_block(fn, size == 0 ? 1 : size, align, false);
+}
+
+void *hh__memalign(size_t align, size_t size) {
+  NOTE_CALL(HH_FN_MEMALIGN);
+  return memalign_as(HH_FN_MEMALIGN, align, size);
+}
+
+void *hh__aligned_alloc(size_t align, size_t size) {
+  NOTE_CALL(HH_FN_ALIGNED_ALLOC);
+  return memalign_as(HH_FN_ALIGNED_ALLOC, align, size);
+}
+
+int hh__posix_memalign(void **out, size_t align, size_t size) {
+  NOTE_CALL(HH_FN_POSIX_MEMALIGN);
+  if (align == 0 || align % sizeof(void *) != 0 || (align & (align - 1)) != 0) return EINVAL;
+  int saved = errno;
+  void *p = memalign_as(HH_FN_POSIX_MEMALIGN, align, size);
+  errno = saved;
+  if (p == NULL) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+static size_t page_size(void) { return hh__rt.page != 0 ? hh__rt.page : 4096; }
+
+void *hh__valloc(size_t size) {
+  NOTE_CALL(HH_FN_VALLOC);
+  return memalign_as(HH_FN_VALLOC, page_size(), size);
+}
+
+void *hh__pvalloc(size_t size) {
+  NOTE_CALL(HH_FN_PVALLOC);
+  size_t page = page_size();
+  if (unlikely(size > MAX_REQUEST)) return fail(ENOMEM);
+  size_t rounded = size == 0 ? page : (size + page - 1) & ~(page - 1);
+  return memalign_as(HH_FN_PVALLOC, page, rounded);
+}
+
+/* ---- release ------------------------------------------------------------ */
+
+static void free_as(hh_fn fn, void *ptr) {
+  if (ptr == NULL) return;
+  if (unlikely(atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY)) {
+    /* Nothing has come from an allocator yet: the block is a bootstrap
+     * block or glibc's. */
+    if (!hh__bootstrap_owns(ptr)) __libc_free(ptr);
+    return;
+  }
+  switch (owner_of(ptr)) {
+    case BOOTSTRAP: return;
+    case FOREIGN: __libc_free(ptr); return;
+    case OWN: break;
+  }
+  if (recording()) {
+    hh_event ev = {.fn = fn, .ptr = ptr};
+    tell(ON_FREE, &ev);
+  }
+  hh__rt.alloc->dealloc(base_of(ptr));
+}
+
+void hh__free(void *ptr) {
+  NOTE_CALL(HH_FN_FREE);
+  free_as(HH_FN_FREE, ptr);
+}
+
+void hh__free_sized(void *ptr, size_t size) {
+  (void)size;
+  NOTE_CALL(HH_FN_FREE_SIZED);
+  free_as(HH_FN_FREE_SIZED, ptr);
+}
+
+void hh__free_aligned_sized(void *ptr, size_t align, size_t size) {
+  (void)align;
+  (void)size;
+  NOTE_CALL(HH_FN_FREE_ALIGNED_SIZED);
+  free_as(HH_FN_FREE_ALIGNED_SIZED, ptr);
+}
+
+/* ---- resize ---------------------------------------------------------------- */
+
+/* Moves a block we cannot resize in place (bootstrap, over-aligned with a
+ * prefix) into a fresh one. */
+static void *move_block(hh_fn fn, void *ptr, size_t old_usable, size_t size) {
+  void *p = alloc_block(fn, size, 1, false);
+  if (p == NULL) return NULL;
+  memcpy(p, ptr, old_usable < size ? old_usable : size);
+  return p;
+}
+
+static void *resize_own(hh_fn fn, void *ptr, size_t size) {
+  size_t prefix = hh__rt.prefix;
+  if (prefix != 0 && (size_t)hh__block_header(ptr)->lead16 * 16 != prefix) {
+    /* Over-aligned with a prefix: the allocator cannot keep the lead. */
+    void *p = move_block(fn, ptr, own_usable(ptr), size);
+    if (p != NULL) free_as(fn, ptr);
+    return p;
+  }
+  void *user = a_realloc(base_of(ptr), size + prefix);
+  if (unlikely(user == NULL)) return fail(ENOMEM);
+  user = (char *)user + prefix;
+  if (recording()) {
+    hh_event ev = {.fn = fn, .ptr = user, .size = size, .old_ptr = ptr};
+    tell(ON_REALLOC, &ev);
+  }
+  return user;
+}
+
+static void *realloc_as(hh_fn fn, void *ptr, size_t size) {
+  if (ptr == NULL) return malloc_as(fn, size);
+  if (size == 0) {
+    free_as(fn, ptr);
+    return NULL;
+  }
+  if (unlikely(size > MAX_REQUEST)) return fail(ENOMEM);
+  if (unlikely(!hh__start())) {
+    if (hh__bootstrap_owns(ptr)) return move_block(fn, ptr, hh__bootstrap_size(ptr), size);
+    return __libc_realloc(ptr, size);
+  }
+  switch (owner_of(ptr)) {
+    case BOOTSTRAP: return move_block(fn, ptr, hh__bootstrap_size(ptr), size);
+    case FOREIGN: return __libc_realloc(ptr, size);
+    case OWN: break;
+  }
+  return resize_own(fn, ptr, size);
+}
+
+void *hh__realloc(void *ptr, size_t size) {
+  NOTE_CALL(HH_FN_REALLOC);
+  return realloc_as(HH_FN_REALLOC, ptr, size);
+}
+
+void *hh__reallocarray(void *ptr, size_t nmemb, size_t size) {
+  NOTE_CALL(HH_FN_REALLOCARRAY);
+  size_t total;
+  if (__builtin_mul_overflow(nmemb, size, &total)) return fail(ENOMEM);
+  return realloc_as(HH_FN_REALLOCARRAY, ptr, total);
+}
+
+/* ---- queries ------------------------------------------------------------- */
+
+size_t hh__malloc_usable_size(void *ptr) {
+  NOTE_CALL(HH_FN_MALLOC_USABLE_SIZE);
+  if (ptr == NULL) return 0;
+  if (hh__bootstrap_owns(ptr)) return hh__bootstrap_size(ptr);
+  if (atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY) return hh__glibc_usable_size(ptr);
+  switch (owner_of(ptr)) {
+    case BOOTSTRAP: return hh__bootstrap_size(ptr);
+    case FOREIGN: return hh__glibc_usable_size(ptr);
+    case OWN: break;
+  }
+  return own_usable(ptr);
+}
+
+const char *hh__owner_name(const void *ptr) {
+  if (ptr == NULL) return NULL;
+  void *p = (void *)ptr;
+  if (hh__bootstrap_owns(p)) return "bootstrap";
+  if (atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY) return "foreign";
+  switch (owner_of(p)) {
+    case BOOTSTRAP: return "bootstrap";
+    case FOREIGN: return "foreign";
+    case OWN: break;
+  }
+  return hh__rt.alloc->name;
+}

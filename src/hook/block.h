@@ -1,0 +1,41 @@
+/* The block prefix: how the hook keeps per-block bytes for recorders.
+ *
+ * With no recorder asking for bytes, the prefix size P is 0 and the hook
+ * returns the allocator's block unchanged. Otherwise every block handed to
+ * the program looks like this:
+ *
+ *   base (from the allocator)                      user (to the program)
+ *   |<----------------- lead ----------------------->|
+ *   | padding (aligned blocks) | recorder slots | hdr | user bytes ...
+ *                              |<-------- P ------->|
+ *
+ *   lead = P for plain blocks; for an alignment A > 16 it is P rounded up to
+ *   A, so user keeps the alignment. P is a multiple of 16, so user keeps the
+ *   16-byte guarantee. hdr (8 bytes) holds lead and a magic word.
+ *
+ * The magic word also tells our blocks from glibc blocks made before
+ * heaphook took over: in a glibc block the same 8 bytes are the chunk size
+ * word, whose high half would have to exceed 2^62 bytes to match. */
+#ifndef HH_HOOK_BLOCK_H
+#define HH_HOOK_BLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define HH_BLOCK_MAGIC 0x4848b10cu
+#define HH_BLOCK_HEADER 8u
+
+typedef struct hh_block_header {
+  uint32_t lead16; /* (user - base) / 16: leads up to 64 GiB */
+  uint32_t magic; /* HH_BLOCK_MAGIC */
+} hh_block_header;
+
+static inline hh_block_header *hh__block_header(void *user) {
+  return (hh_block_header *)((char *)user - HH_BLOCK_HEADER);
+}
+
+static inline bool hh__block_is_ours(const void *user) {
+  return ((const hh_block_header *)((const char *)user - HH_BLOCK_HEADER))->magic == HH_BLOCK_MAGIC;
+}
+
+#endif

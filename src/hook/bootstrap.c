@@ -1,0 +1,32 @@
+/* The bootstrap arena (see bootstrap.h). Each block is preceded by 16 bytes
+ * whose first word holds the requested size. */
+#include "bootstrap.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+
+_Alignas(4096) unsigned char hh__bootstrap_arena[HH_BOOTSTRAP_BYTES];
+static _Atomic size_t used;
+
+#define HEADER 16u
+
+void *hh__bootstrap_alloc(size_t size, size_t align) {
+  if (align < HEADER) align = HEADER;
+  if (size > HH_BOOTSTRAP_BYTES || align > HH_BOOTSTRAP_BYTES) goto full;
+  size_t start = atomic_load_explicit(&used, memory_order_relaxed);
+  size_t user, end;
+  do {
+    user = (start + HEADER + align - 1) & ~(align - 1);
+    end = user + ((size + HEADER - 1) & ~(size_t)(HEADER - 1));
+    if (end > HH_BOOTSTRAP_BYTES) goto full;
+  } while (!atomic_compare_exchange_weak_explicit(&used, &start, end, memory_order_relaxed,
+                                                  memory_order_relaxed));
+  size_t *header = (size_t *)(hh__bootstrap_arena + user - HEADER);
+  header[0] = size;
+  return hh__bootstrap_arena + user;
+full:
+  errno = ENOMEM;
+  return NULL;
+}
+
+size_t hh__bootstrap_size(const void *ptr) { return ((const size_t *)ptr)[-2]; }

@@ -1,0 +1,43 @@
+/* The exported malloc family: the only symbols of a preload library besides
+ * the public API (exports.map). Each one forwards to the hook layer. C++
+ * new and delete need no definitions here: libstdc++'s operators call these
+ * functions (malloc, aligned_alloc, free), so every form of them arrives
+ * here with libstdc++'s own new_handler and bad_alloc behaviour intact. */
+#include <dlfcn.h>
+#include <malloc.h>
+#include <stdlib.h>
+
+#include "heaphook/heaphook.h"
+#include "hook.h"
+#include "record/counts.h"
+#include "runtime.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT void *malloc(size_t size) { return hh__malloc(size); }
+EXPORT void free(void *ptr) { hh__free(ptr); }
+EXPORT void *calloc(size_t nmemb, size_t size) { return hh__calloc(nmemb, size); }
+EXPORT void *realloc(void *ptr, size_t size) { return hh__realloc(ptr, size); }
+EXPORT void *reallocarray(void *ptr, size_t nmemb, size_t size) { return hh__reallocarray(ptr, nmemb, size); }
+EXPORT int posix_memalign(void **out, size_t align, size_t size) { return hh__posix_memalign(out, align, size); }
+EXPORT void *aligned_alloc(size_t align, size_t size) { return hh__aligned_alloc(align, size); }
+EXPORT void *memalign(size_t align, size_t size) { return hh__memalign(align, size); }
+EXPORT void *valloc(size_t size) { return hh__valloc(size); }
+EXPORT void *pvalloc(size_t size) { return hh__pvalloc(size); }
+EXPORT size_t malloc_usable_size(void *ptr) { return hh__malloc_usable_size(ptr); }
+/* C23; glibc 2.36 does not declare them yet, programs built on newer
+ * toolchains call them. */
+EXPORT void free_sized(void *ptr, size_t size) { hh__free_sized(ptr, size); }
+EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size) { hh__free_aligned_sized(ptr, align, size); }
+
+EXPORT const char *hh_allocator_of(const void *ptr) { return hh__owner_name(ptr); }
+EXPORT int hh_thread_counts(unsigned long long *counts, int n) { return hh__counts_thread(counts, n); }
+
+/* Start before main even if nothing allocates, so configuration errors stop
+ * the program before it runs; stop the recorders at exit. A plug-in library
+ * (which carries this file too) loaded with HEAPHOOK_ALLOCATOR=path is not
+ * the process's malloc: its copy of the hook stays idle. */
+__attribute__((constructor)) static void hh_preload_start(void) {
+  if (dlsym(RTLD_DEFAULT, "malloc") == (void *)malloc) hh__start();
+}
+__attribute__((destructor)) static void hh_preload_stop(void) { hh__shutdown(); }

@@ -1,0 +1,110 @@
+/* Start-up and shutdown of the hook layer (see runtime.h). */
+#include "runtime.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "alloc/libc/libc_allocator.h"
+#include "base/env.h"
+#include "base/glibc.h"
+#include "base/log.h"
+#include "guard.h"
+#include "hook.h"
+#include "block.h"
+
+hh_runtime hh__rt;
+atomic_int hh__state;
+atomic_bool hh__recording;
+__thread bool hh__in_hook __attribute__((tls_model("initial-exec")));
+
+static const hh_allocator *test_allocator;
+static const char *test_record;
+static bool test_setup;
+
+void hh__hook_setup_for_test(const hh_allocator *allocator, const char *record) {
+  test_allocator = allocator;
+  test_record = record;
+  test_setup = true;
+}
+
+static void check_allocator(const hh_allocator *a) {
+  if (a->abi != HH_ALLOCATOR_ABI)
+    hh__die("allocator '%s' was built for plug-in ABI %u, this heaphook has ABI %u",
+            a->name ? a->name : "?", a->abi, HH_ALLOCATOR_ABI);
+  if (a->alloc == NULL || a->dealloc == NULL || a->block_size == NULL)
+    hh__die("allocator '%s' lacks alloc, dealloc or block_size", a->name ? a->name : "?");
+}
+
+static void read_options(void) {
+  const char *stats = hh__env_get("HEAPHOOK_STATS");
+  if (stats != NULL && hh__parse_bool(stats, &hh__rt.stats) != 0)
+    hh__die("HEAPHOOK_STATS=%s: expected 1 or 0 (also true/false, yes/no, on/off)", stats);
+}
+
+/* Lays out the recorder slots in front of the block header (block.h). */
+static void place_recorders(const char *spec) {
+  int n = hh__recorders_parse(spec, hh__rt.recorders, HH_MAX_RECORDERS);
+  if (n < 0) _exit(1);
+  size_t bytes = 0;
+  for (int i = 0; i < n; i++) {
+    hh__rt.slot_offset[i] = bytes;
+    bytes += (hh__rt.recorders[i]->block_bytes + 7) & ~(size_t)7;
+  }
+  hh__rt.prefix = bytes == 0 ? 0 : (bytes + HH_BLOCK_HEADER + 15) & ~(size_t)15;
+  for (int i = 0; i < n; i++) {
+    if (hh__rt.recorders[i]->start != NULL && hh__rt.recorders[i]->start() != 0) _exit(1);
+  }
+  hh__rt.n_recorders = n;
+}
+
+static void start_up(void) {
+  const hh_allocator *a;
+  if (test_setup)
+    a = test_allocator;
+  else if (hh__select_allocator != NULL)
+    a = hh__select_allocator();
+  else
+    a = hh__libc_allocator_get();
+  check_allocator(a);
+  read_options();
+  long page = sysconf(_SC_PAGESIZE);
+  hh__rt.page = page > 0 ? (size_t)page : 4096;
+  hh__glibc_resolve();
+  if (a->init != NULL && a->init() != 0) hh__die("allocator '%s' failed to start", a->name);
+  hh__rt.alloc = a;
+  place_recorders(test_setup ? test_record : hh__env_get("HEAPHOOK_RECORD"));
+  atomic_store(&hh__recording, hh__rt.n_recorders > 0);
+}
+
+bool hh__start_slow(void) {
+  if (hh__in_hook) return false;
+  /* Before libc has set up environ the configuration cannot be read; the
+   * first calls are then served by the bootstrap arena. */
+  if (!test_setup && !hh__env_ready()) return false;
+  int expected = HH_UNSTARTED;
+  if (!atomic_compare_exchange_strong(&hh__state, &expected, HH_STARTING)) {
+    return atomic_load_explicit(&hh__state, memory_order_acquire) == HH_READY;
+  }
+  int saved = errno;
+  hh__in_hook = true;
+  start_up();
+  hh__in_hook = false;
+  atomic_store_explicit(&hh__state, HH_READY, memory_order_release);
+  errno = saved;
+  return true;
+}
+
+void hh__shutdown(void) {
+  if (atomic_load(&hh__state) != HH_READY) return;
+  int saved = errno;
+  bool was = atomic_exchange(&hh__recording, false);
+  hh__in_hook = true;
+  if (was) {
+    for (int i = 0; i < hh__rt.n_recorders; i++) {
+      if (hh__rt.recorders[i]->stop != NULL) hh__rt.recorders[i]->stop();
+    }
+  }
+  if (hh__rt.stats && hh__rt.alloc->report != NULL) hh__rt.alloc->report(2);
+  hh__in_hook = false;
+  errno = saved;
+}

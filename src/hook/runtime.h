@@ -1,0 +1,54 @@
+/* The hook layer's run-time state: which allocator, which recorders, the
+ * block prefix, and the start-up state machine.
+ *
+ * Start-up happens inside the first allocation of the process (or in the
+ * library constructor, whichever comes first): UNSTARTED -> STARTING ->
+ * READY. While it is not READY, allocations come from the bootstrap arena;
+ * the thread doing the start-up has hh__in_hook set so that what dlsym,
+ * dlopen and the allocator's init allocate lands there too. */
+#ifndef HH_HOOK_RUNTIME_H
+#define HH_HOOK_RUNTIME_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "heaphook/allocator.h"
+#include "record/recorder.h"
+
+enum { HH_UNSTARTED, HH_STARTING, HH_READY };
+
+typedef struct hh_runtime {
+  const hh_allocator *alloc;
+  size_t prefix;   /* P of block.h: 0, or a multiple of 16 */
+  size_t page;     /* page size */
+  int n_recorders;
+  const hh_recorder *recorders[HH_MAX_RECORDERS];
+  size_t slot_offset[HH_MAX_RECORDERS]; /* slot = user - prefix + slot_offset */
+  bool stats;      /* HEAPHOOK_STATS: allocator report at exit */
+} hh_runtime;
+
+extern hh_runtime hh__rt;
+extern atomic_int hh__state;
+/* True while recorders are to be called (cleared at exit). */
+extern atomic_bool hh__recording;
+
+/* Starts the hook if nobody has; true when it is READY. False when start-up
+ * is under way (in this thread or another) or cannot happen yet (environ is
+ * not set up): the caller then uses the bootstrap arena. */
+bool hh__start_slow(void);
+
+static inline bool hh__start(void) {
+  if (__builtin_expect(atomic_load_explicit(&hh__state, memory_order_acquire) == HH_READY, 1)) return true;
+  return hh__start_slow();
+}
+
+/* Stops the recorders and prints the allocator's report when asked
+ * (HEAPHOOK_STATS). Called from the library destructor. */
+void hh__shutdown(void);
+
+/* Chooses the allocator (preload/select_*.c, one per preload library).
+ * Weak: test binaries have none and use hh__hook_setup_for_test. */
+const hh_allocator *hh__select_allocator(void) __attribute__((weak));
+
+#endif

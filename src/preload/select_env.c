@@ -1,0 +1,34 @@
+/* libheaphook.so: the allocator named by HEAPHOOK_ALLOCATOR.
+ *   unset or "libc"  glibc's malloc (pure passthrough)
+ *   "tlsf"           heaphook's real-time TLSF allocator
+ *   a path           a plug-in built with heaphook_add_allocator() */
+#include <dlfcn.h>
+#include <string.h>
+
+#include "alloc/libc/libc_allocator.h"
+#ifndef HH_NO_TLSF
+#include "alloc/tlsf/tlsf_allocator.h"
+#endif
+#include "base/env.h"
+#include "base/log.h"
+#include "hook/runtime.h"
+
+static const hh_allocator *load_plugin(const char *path) {
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) hh__die("HEAPHOOK_ALLOCATOR=%s: cannot load the plug-in: %s", path, dlerror());
+  const hh_allocator *(*get)(void) = (const hh_allocator *(*)(void))dlsym(lib, "hh_allocator_get");
+  if (get == NULL)
+    hh__die("HEAPHOOK_ALLOCATOR=%s: not a heaphook allocator (no hh_allocator_get; see HH_EXPORT_ALLOCATOR)",
+            path);
+  return get();
+}
+
+const hh_allocator *hh__select_allocator(void) {
+  const char *name = hh__env_get("HEAPHOOK_ALLOCATOR");
+  if (name == NULL || *name == '\0' || strcmp(name, "libc") == 0) return hh__libc_allocator_get();
+#ifndef HH_NO_TLSF
+  if (strcmp(name, "tlsf") == 0) return hh__tlsf_allocator_get();
+#endif
+  if (strchr(name, '/') != NULL) return load_plugin(name);
+  hh__die("HEAPHOOK_ALLOCATOR=%s: expected libc, tlsf or the path of a plug-in library (with a '/')", name);
+}

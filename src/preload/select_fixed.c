@@ -1,0 +1,13 @@
+/* A single-allocator preload library (libpreloaded_tlsf.so, a plug-in's
+ * lib<name>.so): the allocator is the one linked in, named at build time by
+ * HH_FIXED_ALLOCATOR, a function returning its table. */
+#include "heaphook/allocator.h"
+#include "hook/runtime.h"
+
+#ifndef HH_FIXED_ALLOCATOR
+#error "HH_FIXED_ALLOCATOR must name the allocator's getter"
+#endif
+
+const hh_allocator *HH_FIXED_ALLOCATOR(void);
+
+const hh_allocator *hh__select_allocator(void) { return HH_FIXED_ALLOCATOR(); }

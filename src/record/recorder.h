@@ -1,0 +1,77 @@
+/* Recorders: observers of the calls that pass through the hook layer.
+ *
+ * Several recorders may be enabled at once (HEAPHOOK_RECORD=a,b). Each may ask
+ * for block_bytes of its own per block: the hook layer reserves them in a
+ * prefix in front of every block (see hook/block.h), hands the recorder a
+ * pointer to them ("slot") on every event, and keeps them until the free,
+ * whatever allocator sits underneath. Recorders never see allocator details.
+ *
+ * Callbacks run inside malloc: no stdio, no getenv; an allocation made inside
+ * a callback is served but not recorded (the hook's recursion guard is set);
+ * errno is saved and restored around them by the hook. */
+#ifndef HH_RECORD_RECORDER_H
+#define HH_RECORD_RECORDER_H
+
+#include <stddef.h>
+
+/* The hooked functions, as recorders see them. */
+typedef enum hh_fn {
+  HH_FN_MALLOC,
+  HH_FN_CALLOC,
+  HH_FN_REALLOC,
+  HH_FN_REALLOCARRAY,
+  HH_FN_POSIX_MEMALIGN,
+  HH_FN_ALIGNED_ALLOC,
+  HH_FN_MEMALIGN,
+  HH_FN_VALLOC,
+  HH_FN_PVALLOC,
+  HH_FN_FREE,
+  HH_FN_FREE_SIZED,
+  HH_FN_FREE_ALIGNED_SIZED,
+  HH_FN_MALLOC_USABLE_SIZE,
+  HH_FN_COUNT
+} hh_fn;
+
+/* Name of a hooked function ("malloc", "posix_memalign", ...). */
+const char *hh__fn_name(hh_fn fn);
+
+typedef struct hh_event {
+  hh_fn fn;        /* the function the program called */
+  void *ptr;       /* alloc/realloc: the block returned; free: the block freed */
+  size_t size;     /* alloc/realloc: bytes requested; free: 0 */
+  size_t align;    /* alignment requested, 0 when the call asks none */
+  void *old_ptr;   /* realloc: the block before (may equal ptr) */
+} hh_event;
+
+typedef struct hh_recorder {
+  const char *name;     /* as written in HEAPHOOK_RECORD */
+  const char *summary;  /* one line for --help and the README */
+  size_t block_bytes;   /* per-block bytes wanted (0: none) */
+
+  /* At start-up, before the first recorded call. Read options with
+   * hh__env_get. Return 0, or -1 after writing a one-line error. */
+  int (*start)(void);
+  /* Every call of a hooked function, also failing ones and free(NULL). */
+  void (*on_call)(hh_fn fn);
+  /* After a block was allocated; slot is uninitialised. */
+  void (*on_alloc)(const hh_event *ev, void *slot);
+  /* Before a block is released, so its address cannot be reused first. */
+  void (*on_free)(const hh_event *ev, void *slot);
+  /* After a successful realloc; slot holds what the old block's slot held. */
+  void (*on_realloc)(const hh_event *ev, void *slot);
+  /* At exit (library destructor). Later calls are not recorded. */
+  void (*stop)(void);
+} hh_recorder;
+
+/* Largest number of recorders enabled together. */
+#define HH_MAX_RECORDERS 8
+
+/* Parses a HEAPHOOK_RECORD list ("counts", "trace,latency"): fills out[]
+ * and returns how many, or -1 after writing a one-line error naming the
+ * unknown recorder. An empty or NULL spec gives 0. */
+int hh__recorders_parse(const char *spec, const hh_recorder **out, int max);
+
+/* The built-in recorders (registry.c). */
+extern const hh_recorder hh__counts_recorder;
+
+#endif
