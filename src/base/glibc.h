@@ -3,7 +3,8 @@
  * glibc exports __libc_malloc & co. under stable versions, so calling them
  * needs no dlsym at start-up. malloc_usable_size has no such alias; it is
  * looked up once in libc.so.6 itself (not with RTLD_NEXT, which would find a
- * sanitizer's interceptor in test binaries). */
+ * sanitizer's interceptor in test binaries). memalign is looked up the same
+ * way. */
 #ifndef HH_BASE_GLIBC_H
 #define HH_BASE_GLIBC_H
 
@@ -12,8 +13,11 @@
 void *__libc_malloc(size_t size);
 void *__libc_calloc(size_t nmemb, size_t size);
 void *__libc_realloc(void *ptr, size_t size);
-void *__libc_memalign(size_t align, size_t size);
 void __libc_free(void *ptr);
+
+/* glibc's memalign. Resolved in libc.so.6 like malloc_usable_size: the
+ * sanitizers intercept the __libc_memalign name. */
+void *hh__glibc_memalign(size_t align, size_t size);
 
 /* glibc's malloc_usable_size for a block glibc made. */
 size_t hh__glibc_usable_size(void *ptr);

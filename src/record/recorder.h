@@ -73,5 +73,6 @@ int hh__recorders_parse(const char *spec, const hh_recorder **out, int max);
 
 /* The built-in recorders (registry.c). */
 extern const hh_recorder hh__counts_recorder;
+extern const hh_recorder hh__usage_recorder;
 
 #endif

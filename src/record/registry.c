@@ -7,6 +7,7 @@
 
 static const hh_recorder *const builtin[] = {
     &hh__counts_recorder,
+    &hh__usage_recorder,
 };
 
 static const char *const fn_names[HH_FN_COUNT] = {
@@ -44,7 +45,7 @@ int hh__recorders_parse(const char *spec, const hh_recorder **out, int max) {
     if (len > 0) {
       const hh_recorder *r = find(p, len);
       if (r == NULL) {
-        hh__log("HEAPHOOK_RECORD=%s: unknown recorder '%.*s' (known: counts)", spec, (int)len, p);
+        hh__log("HEAPHOOK_RECORD=%s: unknown recorder '%.*s' (known: counts, usage)", spec, (int)len, p);
         return -1;
       }
       bool dup = false;

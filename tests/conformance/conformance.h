@@ -129,6 +129,27 @@ size_t hh_alignment_of(const void *p);
 /* The smallest power of two >= x (x <= SIZE_MAX / 2 + 1); 1 for 0. */
 size_t hh_next_pow2(size_t x);
 
+/* A slot of the random-operation workloads (checks_random.c, used by the
+ * single-threaded churn and the multi-threaded stress): an empty slot (p ==
+ * NULL) or a live block whose first size bytes hold the pattern of tag and
+ * whose address is a multiple of align. busy is the claim flag of the
+ * threaded stress (0 free, 1 claimed), touched only with __atomic builtins. */
+struct hh_slot {
+  int busy;
+  void *p;
+  size_t size;
+  size_t align;
+  uint64_t tag;
+};
+/* One random operation on a claimed slot: an empty slot gets a new block
+ * from a random entry point (checked: alignment, usable size, zeros for
+ * calloc) filled with the pattern of new_tag; a live slot is verified and
+ * then freed or resized (prefix verified, refilled with new_tag). */
+void hh_slot_op(struct hh_ctx *c, struct hh_rng *r, struct hh_slot *s,
+                uint64_t new_tag);
+/* Verifies and frees a live slot's block; leaves the slot empty. */
+void hh_slot_clear(struct hh_ctx *c, struct hh_slot *s);
+
 /* The errno value checks plant before a call that must not touch errno. */
 #define HH_ERRNO_SENTINEL 12345
 

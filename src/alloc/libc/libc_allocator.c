@@ -9,7 +9,7 @@ static int libc_init(void) {
 }
 
 static void *libc_alloc(size_t size, size_t align) {
-  return align <= HH_MIN_ALIGN ? __libc_malloc(size) : __libc_memalign(align, size);
+  return align <= HH_MIN_ALIGN ? __libc_malloc(size) : hh__glibc_memalign(align, size);
 }
 
 static void libc_dealloc(void *ptr) { __libc_free(ptr); }

@@ -1,0 +1,435 @@
+/* The TLSF allocator as a heaphook plug-in: pools from mmap, growth by the
+ * heaphook rule, a priority-inheritance mutex around the OS-free core
+ * (tlsf.c), ownership checks and the HEAPHOOK_STATS report.
+ *
+ * Configuration (read once, in init, by scanning environ):
+ *   INITIAL_MEMPOOL_SIZE     first pool (bytes, or K/M/G suffix); default
+ *                            64M; 0 = no pool until the first allocation.
+ *   ADDITIONAL_MEMPOOL_SIZE  first addition when the pools are exhausted;
+ *                            default = INITIAL_MEMPOOL_SIZE (64M when that
+ *                            is 0); 0 = never grow (a fixed pool).
+ *   HEAPHOOK_TLSF_MLOCK      1/true/yes/on: mlock every pool.
+ * Both sizes are rounded up to whole pages.
+ *
+ * Growth (only when an allocation finds no block): map an addition of
+ * ADDITIONAL bytes; if the request still does not fit, map twice the
+ * previous addition, and so on until it fits (or mmap fails: NULL). Each
+ * addition is a separate pool; pools are never returned to the system.
+ *
+ * Locking and worst case: one mutex, priority inheritance when the system
+ * supports it (a plain mutex otherwise). Inside it, every operation is a
+ * bounded number of TLSF steps: no system call, no page fault (pools are
+ * pre-faulted), no loop over blocks. A thread therefore waits at most for
+ * the critical sections of the threads queued before it, each a constant
+ * bound, except that a growth holds the lock across mmap + page population
+ * (time proportional to the addition). Realloc copies outside the lock. */
+#include "alloc/tlsf/tlsf_allocator.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "alloc/tlsf/tlsf.h"
+#include "base/env.h"
+#include "base/log.h"
+#include "base/size.h"
+
+#define DEFAULT_POOL_SIZE ((size_t)64 << 20)
+
+/* Most pools the allocator will ever add; further growth fails (NULL). */
+#define MAX_POOLS 1024
+
+/* Address ranges of the pools, for owns(). Entries [0, range_count) are
+ * complete: an entry is written before range_count is raised with a release
+ * store, and never changes afterwards (until a test reset), so readers need
+ * no lock. range_lo/range_hi bound all entries (a cheap first test). */
+typedef struct pool_range {
+  uintptr_t lo, hi;
+} pool_range;
+
+static pool_range g_ranges[MAX_POOLS];
+static size_t g_range_count;
+static uintptr_t g_range_lo = UINTPTR_MAX, g_range_hi;
+
+/* Everything else; lock protects all fields below it. config and the flags
+ * above lock are written only in init/reset. */
+static struct {
+  bool inited, atfork_registered, pi_lock, locked_for_fork;
+  bool overridden; /* configure() sizes replace the environment */
+  size_t cfg_initial, cfg_additional;
+  size_t page, initial, additional;
+  bool mlock;
+  pthread_mutex_t lock;
+  tlsf_t *tlsf;
+  size_t growths, peak_used, largest_request, mlock_failures, map_failures;
+} g;
+
+/* The core's control structure lives here, not in a pool, so that the pools
+ * are interchangeable and INITIAL_MEMPOOL_SIZE=0 works. */
+static _Alignas(16) unsigned char g_control[TLSF_CONTROL_SIZE];
+
+/* ---- Locking ------------------------------------------------------------ */
+
+/* A priority-inheritance mutex, or a plain one where PI is not supported. */
+static void lock_init(void) {
+  pthread_mutexattr_t attr;
+  g.pi_lock = false;
+  if (pthread_mutexattr_init(&attr) == 0) {
+    if (pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT) == 0 &&
+        pthread_mutex_init(&g.lock, &attr) == 0) {
+      g.pi_lock = true;
+    }
+    pthread_mutexattr_destroy(&attr);
+  }
+  if (!g.pi_lock) pthread_mutex_init(&g.lock, NULL);
+}
+
+static void lock(void) { pthread_mutex_lock(&g.lock); }
+static void unlock(void) { pthread_mutex_unlock(&g.lock); }
+
+/* fork: hold the lock across it so the child never sees a half-done
+ * operation. The child re-creates the mutex instead of unlocking it: a PI
+ * mutex records the owner's thread id, which is different in the child, so
+ * an unlock there would fail with EPERM and leave it locked. */
+static void atfork_prepare(void) {
+  if (!g.inited) return;
+  lock();
+  g.locked_for_fork = true;
+}
+
+static void atfork_parent(void) {
+  if (!g.locked_for_fork) return;
+  g.locked_for_fork = false;
+  unlock();
+}
+
+static void atfork_child(void) {
+  if (!g.locked_for_fork) return;
+  g.locked_for_fork = false;
+  lock_init();
+}
+
+/* ---- Pools -------------------------------------------------------------- */
+
+/* n rounded up to whole pages into *out; -1 on overflow or past the core's
+ * pool limit. */
+static int round_to_pages(size_t n, size_t *out) {
+  if (n > TLSF_MAX_POOL) return -1;
+  *out = (n + g.page - 1) & ~(g.page - 1);
+  return 0;
+}
+
+/* Makes a new range visible to owns(). */
+static void publish_range(uintptr_t lo, uintptr_t hi) {
+  size_t n = g_range_count;
+  g_ranges[n].lo = lo;
+  g_ranges[n].hi = hi;
+  if (lo < __atomic_load_n(&g_range_lo, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&g_range_lo, lo, __ATOMIC_RELAXED);
+  }
+  if (hi > __atomic_load_n(&g_range_hi, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&g_range_hi, hi, __ATOMIC_RELAXED);
+  }
+  __atomic_store_n(&g_range_count, n + 1, __ATOMIC_RELEASE);
+}
+
+/* Maps bytes (a page multiple) pre-faulted, optionally locked, and adds them
+ * as a pool. Returns false when the pool table is full or mmap fails. No
+ * memset (fresh anonymous pages are zero), no stdio. Called with the lock
+ * held, or from init. */
+static bool add_pool(size_t bytes) {
+  if (g_range_count == MAX_POOLS || bytes > TLSF_MAX_POOL) return false;
+  void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (mem == MAP_FAILED) {
+    g.map_failures++;
+    return false;
+  }
+  if (g.mlock && mlock(mem, bytes) != 0) g.mlock_failures++;
+  if (tlsf_add_pool(g.tlsf, mem, bytes) == NULL) {
+    munmap(mem, bytes);
+    return false;
+  }
+  publish_range((uintptr_t)mem, (uintptr_t)mem + bytes);
+  return true;
+}
+
+/* ---- Allocation under the lock ------------------------------------------ */
+
+static void *alloc_locked(size_t size, size_t align) {
+  return align <= HH_MIN_ALIGN ? tlsf_malloc(g.tlsf, size) : tlsf_memalign(g.tlsf, align, size);
+}
+
+/* The heaphook growth rule: additions of ADDITIONAL, 2*ADDITIONAL, 4*...,
+ * each a new pool, until the request fits. Returns the block or NULL (growth
+ * disabled, request beyond any pool, mmap failed, pool table full). */
+static void *grow_and_alloc(size_t size, size_t align) {
+  if (g.additional == 0 || size > TLSF_MAX_REQUEST || align > TLSF_MAX_REQUEST) return NULL;
+  size_t addition = g.additional;
+  for (;;) {
+    if (!add_pool(addition)) return NULL;
+    g.growths++;
+    void *p = alloc_locked(size, align);
+    if (p != NULL) return p;
+    if (addition > TLSF_MAX_POOL / 2) return NULL;
+    addition *= 2;
+  }
+}
+
+/* Statistics after a successful allocation of a request of size bytes. */
+static void note_alloc(size_t size) {
+  size_t used = tlsf_bytes_used(g.tlsf);
+  if (used > g.peak_used) g.peak_used = used;
+  if (size > g.largest_request) g.largest_request = size;
+}
+
+/* Allocation with growth; errno is kept on success (mmap or mlock may have
+ * set it during a growth). Called with the lock held. */
+static void *alloc_or_grow(size_t size, size_t align) {
+  void *p = alloc_locked(size, align);
+  if (p == NULL) {
+    int saved = errno;
+    p = grow_and_alloc(size, align);
+    if (p != NULL) errno = saved;
+  }
+  if (p != NULL) note_alloc(size);
+  return p;
+}
+
+/* ---- hh_allocator operations -------------------------------------------- */
+
+/* Value of a size variable, or def when unset; a bad value stops the
+ * process with one line naming the variable. */
+static size_t env_size(const char *name, size_t def) {
+  const char *v = hh__env_get(name);
+  if (v == NULL) return def;
+  size_t out;
+  if (hh__parse_size(v, &out) != 0) {
+    hh__die("%s=%s is not a size (use bytes or a K/M/G suffix, e.g. 64M)", name, v);
+  }
+  if (out > TLSF_MAX_POOL) hh__die("%s=%s is too large (at most 2^61 bytes)", name, v);
+  return out;
+}
+
+static bool env_bool(const char *name) {
+  const char *v = hh__env_get(name);
+  bool out = false;
+  if (v != NULL && hh__parse_bool(v, &out) != 0) {
+    hh__die("%s=%s is not a boolean (use 1/0, true/false, yes/no or on/off)", name, v);
+  }
+  return out;
+}
+
+/* Reads the configuration (or the test override) into g. */
+static void read_config(void) {
+  size_t initial, additional;
+  if (g.overridden) {
+    initial = g.cfg_initial;
+    additional = g.cfg_additional;
+    g.mlock = false;
+  } else {
+    initial = env_size("INITIAL_MEMPOOL_SIZE", DEFAULT_POOL_SIZE);
+    additional = env_size("ADDITIONAL_MEMPOOL_SIZE", initial != 0 ? initial : DEFAULT_POOL_SIZE);
+    g.mlock = env_bool("HEAPHOOK_TLSF_MLOCK");
+  }
+  round_to_pages(initial, &g.initial); /* both <= TLSF_MAX_POOL here */
+  round_to_pages(additional, &g.additional);
+}
+
+static int tlsf_init(void) {
+  if (g.inited) return 0;
+  long page = sysconf(_SC_PAGESIZE);
+  g.page = page > 0 ? (size_t)page : 4096;
+  read_config();
+  lock_init();
+  g.tlsf = tlsf_create(g_control, sizeof g_control);
+  if (g.initial != 0 && !add_pool(g.initial)) {
+    hh__log("tlsf: cannot map the initial pool of %zu bytes (INITIAL_MEMPOOL_SIZE), errno %d",
+            g.initial, errno);
+    return -1;
+  }
+  if (g.mlock && g.mlock_failures != 0) {
+    hh__log("tlsf: HEAPHOOK_TLSF_MLOCK: mlock of the initial pool failed (errno %d; see "
+            "ulimit -l); going on unlocked",
+            errno);
+  }
+  if (!g.atfork_registered) {
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    g.atfork_registered = true;
+  }
+  g.inited = true;
+  return 0;
+}
+
+static void *tlsf_op_alloc(size_t size, size_t align) {
+  lock();
+  void *p = alloc_or_grow(size, align);
+  unlock();
+  return p;
+}
+
+static void tlsf_op_dealloc(void *ptr) {
+  lock();
+  tlsf_free(g.tlsf, ptr);
+  unlock();
+}
+
+static void *tlsf_op_alloc_zeroed(size_t size) {
+  void *p = tlsf_op_alloc(size, 1);
+  if (p != NULL) memset(p, 0, size);
+  return p;
+}
+
+/* In place when possible; otherwise allocate, copy outside the lock, and
+ * free the old block (the caller owns ptr, so nobody else touches it). */
+static void *tlsf_op_realloc(void *ptr, size_t new_size) {
+  lock();
+  if (tlsf_resize_in_place(g.tlsf, ptr, new_size)) {
+    note_alloc(new_size);
+    unlock();
+    return ptr;
+  }
+  size_t old = tlsf_block_size(ptr);
+  void *moved = alloc_or_grow(new_size, 1);
+  unlock();
+  if (moved == NULL) return NULL;
+  memcpy(moved, ptr, old < new_size ? old : new_size);
+  tlsf_op_dealloc(ptr);
+  return moved;
+}
+
+/* Under the lock: the size word also holds a flag that frees of the
+ * neighbouring block change. */
+static size_t tlsf_op_block_size(void *ptr) {
+  lock();
+  size_t n = tlsf_block_size(ptr);
+  unlock();
+  return n;
+}
+
+static int tlsf_op_owns(const void *ptr) {
+  size_t n = __atomic_load_n(&g_range_count, __ATOMIC_ACQUIRE);
+  uintptr_t a = (uintptr_t)ptr;
+  if (a < __atomic_load_n(&g_range_lo, __ATOMIC_RELAXED) ||
+      a >= __atomic_load_n(&g_range_hi, __ATOMIC_RELAXED)) {
+    return 0;
+  }
+  for (size_t i = n; i-- > 0;) {
+    if (a - g_ranges[i].lo < g_ranges[i].hi - g_ranges[i].lo) return 1;
+  }
+  return 0;
+}
+
+/* Figures for the report, taken under the lock. */
+typedef struct report_data {
+  size_t pools, pool_bytes, growths, peak, used, largest_request, free, largest_free;
+  size_t mlock_failures, map_failures;
+} report_data;
+
+static void report_snapshot(report_data *r) {
+  lock();
+  r->pools = tlsf_pool_count(g.tlsf);
+  r->pool_bytes = tlsf_pool_bytes(g.tlsf);
+  r->growths = g.growths;
+  r->peak = g.peak_used;
+  r->used = tlsf_bytes_used(g.tlsf);
+  r->largest_request = g.largest_request;
+  r->free = tlsf_bytes_free(g.tlsf);
+  r->largest_free = tlsf_largest_free(g.tlsf);
+  r->mlock_failures = g.mlock_failures;
+  r->map_failures = g.map_failures;
+  unlock();
+}
+
+/* Fragmentation = 1 - largest_free / free (0 when nothing is free): the
+ * share of free memory that the largest single request cannot use. Printed
+ * in hundredths of a percent with integer arithmetic (no %f inside malloc). */
+static void tlsf_report(int fd) {
+  if (!g.inited) {
+    hh__dprint(fd, "tlsf allocator: not initialised\n");
+    return;
+  }
+  report_data r;
+  report_snapshot(&r);
+  unsigned frag = 0;
+  if (r.free != 0) {
+    frag = (unsigned)((unsigned __int128)(r.free - r.largest_free) * 10000u / r.free);
+  }
+  hh__dprint(fd, "tlsf allocator (%s mutex):\n", g.pi_lock ? "priority-inheritance" : "plain");
+  hh__dprint(fd, "  pools: %zu\n  pool bytes: %zu\n  growths: %zu\n", r.pools, r.pool_bytes,
+             r.growths);
+  hh__dprint(fd, "  peak used: %zu\n  current used: %zu\n  largest request: %zu\n", r.peak,
+             r.used, r.largest_request);
+  hh__dprint(fd, "  free bytes: %zu\n  largest free block: %zu\n", r.free, r.largest_free);
+  hh__dprint(fd, "  fragmentation: %u.%02u%% (1 - largest free block / free bytes)\n",
+             frag / 100, frag % 100);
+  if (r.map_failures != 0) hh__dprint(fd, "  failed pool mmaps: %zu\n", r.map_failures);
+  if (r.mlock_failures != 0) hh__dprint(fd, "  failed pool mlocks: %zu\n", r.mlock_failures);
+}
+
+static const hh_allocator g_table = {
+    .abi = HH_ALLOCATOR_ABI,
+    .name = "tlsf",
+    .init = tlsf_init,
+    .alloc = tlsf_op_alloc,
+    .dealloc = tlsf_op_dealloc,
+    .alloc_zeroed = tlsf_op_alloc_zeroed,
+    .realloc = tlsf_op_realloc,
+    .block_size = tlsf_op_block_size,
+    .owns = tlsf_op_owns,
+    .report = tlsf_report,
+};
+
+const hh_allocator *hh__tlsf_allocator_get(void) { return &g_table; }
+
+/* ---- Test hooks --------------------------------------------------------- */
+
+int hh__tlsf_allocator_check(void) {
+  if (!g.inited) return 0;
+  lock();
+  const char *err = tlsf_check(g.tlsf);
+  unlock();
+  if (err == NULL) return 0;
+  hh__log("tlsf: invariant broken: %s", err);
+  return -1;
+}
+
+size_t hh__tlsf_allocator_growths(void) {
+  if (!g.inited) return 0;
+  lock();
+  size_t n = g.growths;
+  unlock();
+  return n;
+}
+
+size_t hh__tlsf_allocator_pool_sizes(size_t *out, size_t max) {
+  size_t n = __atomic_load_n(&g_range_count, __ATOMIC_ACQUIRE);
+  for (size_t i = 0; i < n && i < max; i++) out[i] = g_ranges[i].hi - g_ranges[i].lo;
+  return n;
+}
+
+void hh__tlsf_allocator_reset(void) {
+  if (g.inited) {
+    for (size_t i = 0; i < g_range_count; i++) {
+      munmap((void *)g_ranges[i].lo, g_ranges[i].hi - g_ranges[i].lo);
+    }
+    pthread_mutex_destroy(&g.lock);
+  }
+  __atomic_store_n(&g_range_count, 0, __ATOMIC_RELEASE);
+  g_range_lo = UINTPTR_MAX;
+  g_range_hi = 0;
+  bool registered = g.atfork_registered;
+  memset(&g, 0, sizeof g);
+  g.atfork_registered = registered;
+}
+
+void hh__tlsf_allocator_configure(size_t initial, size_t additional) {
+  hh__tlsf_allocator_reset();
+  g.overridden = true;
+  g.cfg_initial = initial > TLSF_MAX_POOL ? TLSF_MAX_POOL : initial;
+  g.cfg_additional = additional > TLSF_MAX_POOL ? TLSF_MAX_POOL : additional;
+}
