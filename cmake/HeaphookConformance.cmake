@@ -39,6 +39,9 @@ function(heaphook_add_conformance)
   if(NOT ARG_NAME OR NOT ARG_ALLOCATOR_TARGET OR NOT ARG_TABLE)
     message(FATAL_ERROR "heaphook_add_conformance: NAME, ALLOCATOR_TARGET and TABLE are required")
   endif()
+  if(NOT TARGET Threads::Threads) # imported targets are per directory
+    find_package(Threads REQUIRED)
+  endif()
   set(tgt conformance_direct_${ARG_NAME})
   add_executable(${tgt} ${HH_CONFORMANCE_DIR}/main_direct.c ${HH_CONFORMANCE_CHECKS})
   target_include_directories(${tgt} PRIVATE

@@ -12,11 +12,10 @@
 #define MIN_SHIFT 5 /* classes 32 B .. 1 MiB */
 #define MAX_SHIFT 20
 #define CHUNK_BYTES ((size_t)4 << 20)      /* carved into class blocks */
-#define BIG ((unsigned)(MAX_SHIFT + 1))    /* class of a block with its own mapping */
 
 typedef struct header {
   void *start;    /* what the class list or munmap gets back */
-  size_t klass;   /* MIN_SHIFT..MAX_SHIFT, or BIG */
+  size_t klass;   /* MIN_SHIFT..MAX_SHIFT, or the length of its own mapping */
 } header;         /* 16 bytes: keeps user pointers 16-aligned */
 static void *free_list[MAX_SHIFT + 1];     /* singly linked through the blocks */
 static char *chunk_next, *chunk_end;
@@ -27,7 +26,7 @@ static void *map(size_t bytes) {
   return p == MAP_FAILED ? NULL : p;
 }
 /* A block of class k, from its free list or the current chunk. Locked. */
-static void *take(unsigned k) {
+static void *take(size_t k) {
   void *p = free_list[k];
   if (p != NULL) {
     free_list[k] = *(void **)p;
@@ -48,22 +47,20 @@ static void *simple_alloc(size_t size, size_t align) {
   if (align < HH_MIN_ALIGN) align = HH_MIN_ALIGN;
   size_t need = size + sizeof(header) + align - HH_MIN_ALIGN;
   if (need < size) return NULL; /* overflow */
-  unsigned k = MIN_SHIFT;
+  size_t k = MIN_SHIFT;
   while (k <= MAX_SHIFT && ((size_t)1 << k) < need) k++;
   void *start;
   if (k > MAX_SHIFT) {
-    k = BIG;
-    need += sizeof(size_t); /* the mapping's length, stored at start */
-    if (need < size || (start = map(need)) == NULL) return NULL;
-    *(size_t *)start = need;
+    k = need; /* a mapping of its own: klass holds its length */
+    if ((start = map(need)) == NULL) return NULL;
   } else {
     pthread_mutex_lock(&lock);
     start = take(k);
     pthread_mutex_unlock(&lock);
     if (start == NULL) return NULL;
   }
-  uintptr_t first = (uintptr_t)start + sizeof(header) + (k == BIG ? sizeof(size_t) : 0);
-  uintptr_t user = (first + align - 1) & ~(uintptr_t)(align - 1);
+  /* start is 16-aligned, so the padding is at most align - 16: in need. */
+  uintptr_t user = ((uintptr_t)start + sizeof(header) + align - 1) & ~(uintptr_t)(align - 1);
   header *h = (header *)user - 1;
   h->start = start;
   h->klass = k;
@@ -72,8 +69,8 @@ static void *simple_alloc(size_t size, size_t align) {
 
 static void simple_dealloc(void *ptr) {
   header *h = (header *)ptr - 1;
-  if (h->klass == BIG) {
-    munmap(h->start, *(size_t *)h->start);
+  if (h->klass > MAX_SHIFT) {
+    munmap(h->start, h->klass);
     return;
   }
   pthread_mutex_lock(&lock);
@@ -83,7 +80,7 @@ static void simple_dealloc(void *ptr) {
 }
 static size_t simple_block_size(void *ptr) {
   header *h = (header *)ptr - 1;
-  size_t bytes = h->klass == BIG ? *(size_t *)h->start : (size_t)1 << h->klass;
+  size_t bytes = h->klass > MAX_SHIFT ? h->klass : (size_t)1 << h->klass;
   return (size_t)((char *)h->start + bytes - (char *)ptr);
 }
 

@@ -1,7 +1,9 @@
 /* Environment scanning without getenv (see env.h). */
 #include "env.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -40,4 +42,25 @@ int hh__parse_bool(const char *value, bool *out) {
     }
   }
   return -1;
+}
+
+int hh__expand_pid(const char *pattern, char *out, size_t out_size) {
+  size_t n = 0;
+  for (const char *p = pattern; *p != '\0'; p++) {
+    char pid[24];
+    const char *piece = p;
+    size_t len = 1;
+    if (p[0] == '%' && p[1] == 'p') {
+      len = (size_t)snprintf(pid, sizeof pid, "%d", (int)getpid());
+      piece = pid;
+      p++;
+    } else if (p[0] == '%' && p[1] == '%') {
+      p++;
+    }
+    if (n + len >= out_size) return -1;
+    memcpy(out + n, piece, len);
+    n += len;
+  }
+  out[n] = '\0';
+  return 0;
 }

@@ -20,4 +20,8 @@ bool hh__env_ready(void);
  * Returns 0 and sets *out, or -1 when value is not one of those. */
 int hh__parse_bool(const char *value, bool *out);
 
+/* Copies pattern into out, replacing each "%p" by the process id and "%%"
+ * by "%". Returns 0, or -1 when out is too small. */
+int hh__expand_pid(const char *pattern, char *out, size_t out_size);
+
 #endif

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 _Alignas(4096) unsigned char hh__bootstrap_arena[HH_BOOTSTRAP_BYTES];
 static _Atomic size_t used;
@@ -15,8 +16,10 @@ void *hh__bootstrap_alloc(size_t size, size_t align) {
   if (size > HH_BOOTSTRAP_BYTES || align > HH_BOOTSTRAP_BYTES) goto full;
   size_t start = atomic_load_explicit(&used, memory_order_relaxed);
   size_t user, end;
+  uintptr_t base = (uintptr_t)hh__bootstrap_arena;
   do {
-    user = (start + HEADER + align - 1) & ~(align - 1);
+    /* Align the address, not the offset: the arena is only page-aligned. */
+    user = ((base + start + HEADER + align - 1) & ~(uintptr_t)(align - 1)) - base;
     end = user + ((size + HEADER - 1) & ~(size_t)(HEADER - 1));
     if (end > HH_BOOTSTRAP_BYTES) goto full;
   } while (!atomic_compare_exchange_weak_explicit(&used, &start, end, memory_order_relaxed,

@@ -2,6 +2,9 @@
 #include "runtime.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "alloc/libc/libc_allocator.h"
@@ -83,7 +86,10 @@ bool hh__start_slow(void) {
   if (!test_setup && !hh__env_ready()) return false;
   int expected = HH_UNSTARTED;
   if (!atomic_compare_exchange_strong(&hh__state, &expected, HH_STARTING)) {
-    return atomic_load_explicit(&hh__state, memory_order_acquire) == HH_READY;
+    /* Another thread is starting the hook: wait for it rather than fill the
+     * bootstrap arena, which is sized for start-up, not for a program. */
+    while (atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY) sched_yield();
+    return true;
   }
   int saved = errno;
   hh__in_hook = true;
@@ -94,17 +100,38 @@ bool hh__start_slow(void) {
   return true;
 }
 
+/* Where the reports at exit go: stderr, or the file HEAPHOOK_LOG names
+ * ("%p" becomes the pid), appended to. Falls back to stderr with a warning. */
+static int open_log(void) {
+  const char *pattern = hh__env_get("HEAPHOOK_LOG");
+  if (pattern == NULL || *pattern == '\0') return 2;
+  char path[4096];
+  if (hh__expand_pid(pattern, path, sizeof path) != 0) {
+    hh__log("HEAPHOOK_LOG=%s: path too long; reporting to stderr", pattern);
+    return 2;
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    hh__log("HEAPHOOK_LOG=%s: cannot open %s (%s); reporting to stderr", pattern, path, strerror(errno));
+    return 2;
+  }
+  return fd;
+}
+
 void hh__shutdown(void) {
   if (atomic_load(&hh__state) != HH_READY) return;
   int saved = errno;
   bool was = atomic_exchange(&hh__recording, false);
+  bool report = hh__rt.stats && hh__rt.alloc->report != NULL;
   hh__in_hook = true;
-  if (was) {
-    for (int i = 0; i < hh__rt.n_recorders; i++) {
-      if (hh__rt.recorders[i]->stop != NULL) hh__rt.recorders[i]->stop();
+  if (was || report) {
+    int fd = open_log();
+    for (int i = 0; was && i < hh__rt.n_recorders; i++) {
+      if (hh__rt.recorders[i]->stop != NULL) hh__rt.recorders[i]->stop(fd);
     }
+    if (report) hh__rt.alloc->report(fd);
+    if (fd != 2) close(fd);
   }
-  if (hh__rt.stats && hh__rt.alloc->report != NULL) hh__rt.alloc->report(2);
   hh__in_hook = false;
   errno = saved;
 }

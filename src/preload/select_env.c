@@ -6,9 +6,7 @@
 #include <string.h>
 
 #include "alloc/libc/libc_allocator.h"
-#ifndef HH_NO_TLSF
 #include "alloc/tlsf/tlsf_allocator.h"
-#endif
 #include "base/env.h"
 #include "base/log.h"
 #include "hook/runtime.h"
@@ -26,9 +24,7 @@ static const hh_allocator *load_plugin(const char *path) {
 const hh_allocator *hh__select_allocator(void) {
   const char *name = hh__env_get("HEAPHOOK_ALLOCATOR");
   if (name == NULL || *name == '\0' || strcmp(name, "libc") == 0) return hh__libc_allocator_get();
-#ifndef HH_NO_TLSF
   if (strcmp(name, "tlsf") == 0) return hh__tlsf_allocator_get();
-#endif
   if (strchr(name, '/') != NULL) return load_plugin(name);
   hh__die("HEAPHOOK_ALLOCATOR=%s: expected libc, tlsf or the path of a plug-in library (with a '/')", name);
 }

@@ -25,11 +25,11 @@ static void counts_on_call(hh_fn fn) {
   mine[fn]++;
 }
 
-static void counts_stop(void) {
+static void counts_stop(int fd) {
   atomic_store(&active, false);
-  hh__dprint(2, "heaphook: calls by function (pid %d)\n", (int)getpid());
+  hh__dprint(fd, "heaphook: calls by function (pid %d)\n", (int)getpid());
   for (int fn = 0; fn < HH_FN_COUNT; fn++) {
-    hh__dprint(2, "  %-20s %12llu\n", hh__fn_name((hh_fn)fn),
+    hh__dprint(fd, "  %-20s %12llu\n", hh__fn_name((hh_fn)fn),
                atomic_load_explicit(&totals[fn], memory_order_relaxed));
   }
 }

@@ -59,8 +59,9 @@ typedef struct hh_recorder {
   void (*on_free)(const hh_event *ev, void *slot);
   /* After a successful realloc; slot holds what the old block's slot held. */
   void (*on_realloc)(const hh_event *ev, void *slot);
-  /* At exit (library destructor). Later calls are not recorded. */
-  void (*stop)(void);
+  /* At exit (library destructor): write the report, if any, to fd
+   * (stderr, or the file HEAPHOOK_LOG names). Later calls are not recorded. */
+  void (*stop)(int fd);
 } hh_recorder;
 
 /* Largest number of recorders enabled together. */

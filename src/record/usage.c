@@ -57,10 +57,10 @@ void hh__usage_get(hh_usage *out) {
   out->total_blocks = atomic_load(&total_blocks);
 }
 
-static void usage_stop(void) {
+static void usage_stop(int fd) {
   hh_usage u;
   hh__usage_get(&u);
-  hh__dprint(2,
+  hh__dprint(fd,
              "heaphook: heap usage (pid %d): peak %llu bytes; at exit %llu bytes in %llu blocks; "
              "%llu bytes allocated in %llu allocations\n",
              (int)getpid(), (unsigned long long)u.peak_bytes, (unsigned long long)u.live_bytes,

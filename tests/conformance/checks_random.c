@@ -24,9 +24,10 @@ static size_t random_align(struct hh_rng *r) {
 
 static int slot_verify(struct hh_ctx *c, struct hh_slot *s, const char *when) {
   size_t bad = hh_verify(s->p, s->size, s->tag);
-  return HH_EXPECT(c, bad == SIZE_MAX, "block %p (size %zu, align %zu, tag %llu) "
-                   "changed at %zu before %s: 0x%02x, want 0x%02x", s->p,
-                   s->size, s->align, (unsigned long long)s->tag, bad, when,
+  return HH_EXPECT(c, bad == SIZE_MAX,
+                   "block %p (size %zu, align %zu, tag %llu) "
+                   "changed at %zu before %s: 0x%02x, want 0x%02x",
+                   s->p, s->size, s->align, (unsigned long long)s->tag, bad, when,
                    bad == SIZE_MAX ? 0u : ((unsigned char *)s->p)[bad],
                    bad == SIZE_MAX ? 0u : hh_pattern_byte(s->tag, bad));
 }
@@ -38,10 +39,9 @@ void hh_slot_clear(struct hh_ctx *c, struct hh_slot *s) {
   s->p = NULL;
 }
 
-static void slot_new(struct hh_ctx *c, struct hh_rng *r, struct hh_slot *s,
-                     uint64_t tag) {
+static void slot_new(struct hh_ctx *c, struct hh_rng *r, struct hh_slot *s, uint64_t tag) {
   const struct hh_api *a = c->api;
-  size_t n = random_size(r), al = 16, want_size = n;
+  size_t n = random_size(r), al = 0, want_size = n; /* al 0: none asked */
   unsigned k = (unsigned)hh_rng_below(r, 100);
   const char *fn;
   void *p = NULL;
@@ -89,13 +89,17 @@ static void slot_new(struct hh_ctx *c, struct hh_rng *r, struct hh_slot *s,
     p = a->pvalloc(n);
   }
   if (!HH_EXPECT(c, p != NULL, "%s(%zu) (align %zu) gave NULL", fn, n, al)) return;
-  HH_EXPECT(c, hh_aligned(p, al), "%s(%zu) (align %zu) = %p", fn, n, al, p);
+  /* Only requested alignments here: the 16-byte minimum is
+   * align.min16_all_sizes' business, so that one defect fails one check. */
+  HH_EXPECT(c, al == 0 || hh_aligned(p, al),
+            "%s(align %zu, size %zu) = %p, "
+            "aligned only to %zu",
+            fn, al, n, p, hh_alignment_of(p));
   size_t u = a->malloc_usable_size(p);
   HH_EXPECT(c, u >= want_size, "%s(%zu): usable %zu < %zu", fn, n, u, want_size);
   if (zeroed) {
     size_t bad = hh_first_nonzero(p, n);
-    HH_EXPECT(c, bad == SIZE_MAX, "calloc(.., total %zu) = %p: byte %zu not zero",
-              n, p, bad);
+    HH_EXPECT(c, bad == SIZE_MAX, "calloc(.., total %zu) = %p: byte %zu not zero", n, p, bad);
   }
   s->p = p;
   s->size = n;
@@ -104,8 +108,7 @@ static void slot_new(struct hh_ctx *c, struct hh_rng *r, struct hh_slot *s,
   hh_fill(p, n, tag);
 }
 
-void hh_slot_op(struct hh_ctx *c, struct hh_rng *r, struct hh_slot *s,
-                uint64_t new_tag) {
+void hh_slot_op(struct hh_ctx *c, struct hh_rng *r, struct hh_slot *s, uint64_t new_tag) {
   const struct hh_api *a = c->api;
   if (s->p == NULL) {
     slot_new(c, r, s, new_tag);
@@ -125,19 +128,19 @@ void hh_slot_op(struct hh_ctx *c, struct hh_rng *r, struct hh_slot *s,
   size_t n = k < 70 ? s->size / 2 + 1 : random_size(r);
   void *q = k < 95 ? a->realloc(s->p, n) : a->reallocarray(s->p, 1, n);
   if (!HH_EXPECT(c, q != NULL, "%s(%p, %zu) from %zu (align %zu) gave NULL",
-                 k < 95 ? "realloc" : "reallocarray", s->p, n, s->size,
-                 s->align))
+                 k < 95 ? "realloc" : "reallocarray", s->p, n, s->size, s->align))
     return; /* the old block stays in the slot */
   size_t keep = s->size < n ? s->size : n;
   size_t bad = hh_verify(q, keep, s->tag);
-  HH_EXPECT(c, bad == SIZE_MAX, "realloc %zu -> %zu (align %zu, %s) lost byte "
-            "%zu", s->size, n, s->align, q == s->p ? "in place" : "moved", bad);
-  HH_EXPECT(c, hh_aligned(q, 16), "realloc(.., %zu) = %p, not 16-aligned", n, q);
+  HH_EXPECT(c, bad == SIZE_MAX,
+            "realloc %zu -> %zu (align %zu, %s) lost byte "
+            "%zu",
+            s->size, n, s->align, q == s->p ? "in place" : "moved", bad);
   size_t u = a->malloc_usable_size(q);
   HH_EXPECT(c, u >= n, "realloc(.., %zu) = %p: usable %zu", n, q, u);
   s->p = q;
   s->size = n;
-  s->align = 16;
+  s->align = 0;
   s->tag = new_tag;
   hh_fill(q, n, new_tag);
 }
@@ -177,14 +180,16 @@ static void check_no_overlap(struct hh_ctx *c) {
   }
   for (int i = 0; i < n; i++) {
     size_t bad = hh_verify(b[i].p, b[i].usable, b[i].tag);
-    HH_EXPECT(c, bad == SIZE_MAX, "block %p (usable %zu) changed at %zu after "
-              "all %d were filled", (void *)b[i].p, b[i].usable, bad, n);
+    HH_EXPECT(c, bad == SIZE_MAX,
+              "block %p (usable %zu) changed at %zu after "
+              "all %d were filled",
+              (void *)b[i].p, b[i].usable, bad, n);
   }
   qsort(b, (size_t)n, sizeof *b, by_address);
   for (int i = 0; i + 1 < n; i++) {
     HH_EXPECT(c, (uintptr_t)b[i].p + b[i].usable <= (uintptr_t)b[i + 1].p,
-              "blocks overlap: [%p, +%zu) and [%p, +%zu)", (void *)b[i].p,
-              b[i].usable, (void *)b[i + 1].p, b[i + 1].usable);
+              "blocks overlap: [%p, +%zu) and [%p, +%zu)", (void *)b[i].p, b[i].usable, (void *)b[i + 1].p,
+              b[i + 1].usable);
   }
   /* Free in an order unrelated to allocation or address order. */
   for (int i = 0; i < n; i++) {

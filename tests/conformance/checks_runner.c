@@ -1,9 +1,12 @@
 /* The conformance runner: selects checks, runs each (in a forked child by
- * default, so a crash, an abort or a hang becomes that check's FAIL line and
- * the rest still run), prints the result lines and the summary; plus the
- * helpers the checks share (failure recording, random numbers, patterns). */
+ * default, so a crash, an abort, a hang or a runaway memory use becomes that
+ * check's FAIL line and the rest still run), prints the result lines and the
+ * summary; plus the helpers the checks share (failure recording, random
+ * numbers, patterns). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,10 +22,14 @@
  * it. */
 #define DEFAULT_SEED 0x5eed0fc0ffee1234ull
 #define DEFAULT_TIMEOUT_S 120
+/* Resident-memory limit of a forked check. The suite itself peaks near
+ * 20 MiB (natively and under ASan); an allocator that answers an impossible
+ * size by growing and touching its pool (instead of returning NULL) would
+ * otherwise run the machine into the OOM killer. */
+#define DEFAULT_MAX_RSS_MB 2048
 
 static const struct hh_check *const all_tables[] = {
-    hh_checks_semantics, hh_checks_alignment, hh_checks_content,
-    hh_checks_random,    hh_checks_threads,
+    hh_checks_semantics, hh_checks_alignment, hh_checks_content, hh_checks_random, hh_checks_threads,
 };
 
 /* ---- shared helpers ---------------------------------------------------- */
@@ -61,9 +68,7 @@ uint64_t hh_rng_next(struct hh_rng *r) {
   return z ^ (z >> 31);
 }
 
-size_t hh_rng_below(struct hh_rng *r, size_t n) {
-  return (size_t)(hh_rng_next(r) % n);
-}
+size_t hh_rng_below(struct hh_rng *r, size_t n) { return (size_t)(hh_rng_next(r) % n); }
 
 size_t hh_rng_size(struct hh_rng *r, size_t max) {
   unsigned bits = 0;
@@ -146,8 +151,8 @@ size_t hh_next_pow2(size_t x) {
 static int env_flag(const char *name, int dflt) {
   const char *v = getenv(name);
   if (v == NULL || *v == '\0') return dflt;
-  return !(strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 ||
-           strcasecmp(v, "off") == 0 || strcasecmp(v, "no") == 0);
+  return !(strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 || strcasecmp(v, "off") == 0 ||
+           strcasecmp(v, "no") == 0);
 }
 
 static double now_s(void) {
@@ -156,8 +161,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void ctx_init(struct hh_ctx *c, const struct hh_api *api, int quick,
-                     uint64_t seed) {
+static void ctx_init(struct hh_ctx *c, const struct hh_api *api, int quick, uint64_t seed) {
   memset(c, 0, sizeof *c);
   c->api = api;
   c->quick = quick;
@@ -168,8 +172,8 @@ static void ctx_init(struct hh_ctx *c, const struct hh_api *api, int quick,
 }
 
 /* Runs the check here and writes its result line (no newline) to line. */
-static int run_here(const struct hh_check *chk, const struct hh_api *api,
-                    int quick, uint64_t seed, char *line, size_t cap) {
+static int run_here(const struct hh_check *chk, const struct hh_api *api, int quick, uint64_t seed,
+                    char *line, size_t cap) {
   struct hh_ctx c;
   ctx_init(&c, api, quick, seed);
   chk->fn(&c);
@@ -179,18 +183,34 @@ static int run_here(const struct hh_check *chk, const struct hh_api *api,
   else if (c.failures == 1)
     snprintf(line, cap, "FAIL %s: %s", chk->name, c.message);
   else
-    snprintf(line, cap, "FAIL %s: %s (and %u more failures)", chk->name,
-             c.message, c.failures - 1);
+    snprintf(line, cap, "FAIL %s: %s (and %u more failures)", chk->name, c.message, c.failures - 1);
   pthread_mutex_destroy(&c.lock);
   return ok;
 }
 
+/* Resident set size of process pid in MiB, or 0 when unknown. Read with
+ * read(2) from /proc/<pid>/statm (second field, in pages). */
+static size_t rss_mb(pid_t pid) {
+  char path[64], buf[128];
+  snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  unsigned long long size_pages = 0, rss_pages = 0;
+  if (sscanf(buf, "%llu %llu", &size_pages, &rss_pages) != 2) return 0;
+  long pg = sysconf(_SC_PAGESIZE);
+  return (size_t)(rss_pages * (unsigned long long)(pg > 0 ? pg : 4096) >> 20);
+}
+
 /* Runs the check in a child; the child sends its result line through a pipe
  * and exits normally (so atexit work such as a sanitizer's leak check still
- * runs and can fail the check). */
-static int run_forked(const struct hh_check *chk, const struct hh_api *api,
-                      int quick, uint64_t seed, unsigned timeout_s, char *line,
-                      size_t cap) {
+ * runs and can fail the check). While waiting, the parent polls the child's
+ * resident size and kills it beyond max_rss_mb. */
+static int run_forked(const struct hh_check *chk, const struct hh_api *api, int quick, uint64_t seed,
+                      unsigned timeout_s, size_t max_rss_mb, char *line, size_t cap) {
   int fds[2];
   if (pipe(fds) != 0) {
     snprintf(line, cap, "FAIL %s: pipe: %s", chk->name, strerror(errno));
@@ -220,8 +240,19 @@ static int run_forked(const struct hh_check *chk, const struct hh_api *api,
     exit(ok ? 0 : 1);
   }
   close(fds[1]);
-  size_t got = 0;
+  size_t got = 0, killed_at_mb = 0;
   for (;;) {
+    struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+    int pr = poll(&pfd, 1, 20);
+    if (pr == 0 || (pr < 0 && errno == EINTR)) {
+      size_t mb = rss_mb(pid);
+      if (killed_at_mb == 0 && mb > max_rss_mb) {
+        killed_at_mb = mb;
+        kill(pid, SIGKILL);
+      }
+      continue;
+    }
+    if (pr < 0) break;
     ssize_t r = read(fds[0], line + got, cap - 1 - got);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
@@ -239,23 +270,24 @@ static int run_forked(const struct hh_check *chk, const struct hh_api *api,
     return 0; /* an ordinary FAIL line */
   /* The child died, or its exit status disagrees with what it reported. */
   char what[160];
-  if (WIFSIGNALED(status)) {
+  if (killed_at_mb != 0) {
+    snprintf(what, sizeof what,
+             "killed: resident memory reached %zu MiB "
+             "(limit %zu MiB, HH_CONFORMANCE_MAX_RSS_MB)",
+             killed_at_mb, max_rss_mb);
+  } else if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
     if (sig == SIGALRM)
       snprintf(what, sizeof what, "timed out after %u s", timeout_s);
     else
-      snprintf(what, sizeof what, "killed by signal %d (%s)", sig,
-               strsignal(sig));
+      snprintf(what, sizeof what, "killed by signal %d (%s)", sig, strsignal(sig));
   } else {
-    snprintf(what, sizeof what, "exited with status %d",
-             WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    snprintf(what, sizeof what, "exited with status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   }
   if (got == 0)
-    snprintf(line, cap, "FAIL %s: %s before reporting (see stderr)", chk->name,
-             what);
+    snprintf(line, cap, "FAIL %s: %s before reporting (see stderr)", chk->name, what);
   else if (reported_ok)
-    snprintf(line, cap, "FAIL %s: passed, then %s (see stderr)", chk->name,
-             what);
+    snprintf(line, cap, "FAIL %s: passed, then %s (see stderr)", chk->name, what);
   else {
     size_t l = strlen(line);
     snprintf(line + l, cap - l, "; then %s", what);
@@ -263,8 +295,7 @@ static int run_forked(const struct hh_check *chk, const struct hh_api *api,
   return 0;
 }
 
-int hh_conformance_run(const struct hh_api *api, const char *label, int argc,
-                       char **argv) {
+int hh_conformance_run(const struct hh_api *api, const char *label, int argc, char **argv) {
   const char *filter = argc > 1 ? argv[1] : NULL;
   int quick = env_flag("HH_CONFORMANCE_QUICK", 0);
   int isolate = env_flag("HH_CONFORMANCE_FORK", 1);
@@ -274,10 +305,12 @@ int hh_conformance_run(const struct hh_api *api, const char *label, int argc,
   unsigned timeout_s = DEFAULT_TIMEOUT_S;
   const char *t = getenv("HH_CONFORMANCE_TIMEOUT");
   if (t != NULL && atoi(t) > 0) timeout_s = (unsigned)atoi(t);
+  size_t max_rss = DEFAULT_MAX_RSS_MB;
+  const char *m = getenv("HH_CONFORMANCE_MAX_RSS_MB");
+  if (m != NULL && atol(m) > 0) max_rss = (size_t)atol(m);
 
-  printf("# conformance %s: seed=0x%llx quick=%d fork=%d%s%s\n", label,
-         (unsigned long long)seed, quick, isolate, filter ? " filter=" : "",
-         filter ? filter : "");
+  printf("# conformance %s: seed=0x%llx quick=%d fork=%d%s%s\n", label, (unsigned long long)seed, quick,
+         isolate, filter ? " filter=" : "", filter ? filter : "");
   fflush(stdout);
 
   unsigned passed = 0, failed = 0;
@@ -286,8 +319,7 @@ int hh_conformance_run(const struct hh_api *api, const char *label, int argc,
     for (const struct hh_check *chk = all_tables[ti]; chk->name; chk++) {
       if (filter && strstr(chk->name, filter) == NULL) continue;
       char line[1024];
-      int ok = isolate ? run_forked(chk, api, quick, seed, timeout_s, line,
-                                    sizeof line)
+      int ok = isolate ? run_forked(chk, api, quick, seed, timeout_s, max_rss, line, sizeof line)
                        : run_here(chk, api, quick, seed, line, sizeof line);
       if (ok)
         passed++;
@@ -301,8 +333,7 @@ int hh_conformance_run(const struct hh_api *api, const char *label, int argc,
   printf("%u passed, %u failed\n", passed, failed);
   fflush(stdout);
   if (passed + failed == 0) {
-    fprintf(stderr, "conformance: no check name contains \"%s\"\n",
-            filter ? filter : "");
+    fprintf(stderr, "conformance: no check name contains \"%s\"\n", filter ? filter : "");
     return 2;
   }
   return failed ? 1 : 0;

@@ -36,8 +36,7 @@ static void *handover_main(void *arg) {
     switch (h->stage) {
       case 0: /* allocate: every fourth block over-aligned */
         h->sizes[i] = n = handover_size(i);
-        h->blocks[i] = (i % 4 == 3) ? a->aligned_alloc((size_t)64 << (i % 8), n)
-                                    : a->malloc(n);
+        h->blocks[i] = (i % 4 == 3) ? a->aligned_alloc((size_t)64 << (i % 8), n) : a->malloc(n);
         if (HH_EXPECT(c, h->blocks[i] != NULL, "alloc of %zu gave NULL", n))
           hh_fill(h->blocks[i], n, (uint64_t)i);
         break;
@@ -45,17 +44,23 @@ static void *handover_main(void *arg) {
         if (!h->blocks[i]) break;
         {
           size_t bad = hh_verify(h->blocks[i], n, (uint64_t)i);
-          HH_EXPECT(c, bad == SIZE_MAX, "block %d from thread A changed at %zu "
-                    "when seen by thread B", i, bad);
+          HH_EXPECT(c, bad == SIZE_MAX,
+                    "block %d from thread A changed at %zu "
+                    "when seen by thread B",
+                    i, bad);
           size_t m = (i % 2) ? n * 2 + 17 : n / 2 + 1;
           void *q = a->realloc(h->blocks[i], m);
-          if (!HH_EXPECT(c, q != NULL, "realloc in thread B of %zu -> %zu gave "
-                         "NULL", n, m))
+          if (!HH_EXPECT(c, q != NULL,
+                         "realloc in thread B of %zu -> %zu gave "
+                         "NULL",
+                         n, m))
             break;
           size_t keep = n < m ? n : m;
           bad = hh_verify(q, keep, (uint64_t)i);
-          HH_EXPECT(c, bad == SIZE_MAX, "realloc in thread B of a thread A "
-                    "block %zu -> %zu lost byte %zu", n, m, bad);
+          HH_EXPECT(c, bad == SIZE_MAX,
+                    "realloc in thread B of a thread A "
+                    "block %zu -> %zu lost byte %zu",
+                    n, m, bad);
           hh_fill(q, m, (uint64_t)i + 1000);
           h->blocks[i] = q;
           h->sizes[i] = m;
@@ -65,8 +70,10 @@ static void *handover_main(void *arg) {
         if (!h->blocks[i]) break;
         {
           size_t bad = hh_verify(h->blocks[i], n, (uint64_t)i + 1000);
-          HH_EXPECT(c, bad == SIZE_MAX, "block %d changed at %zu when seen by "
-                    "thread C", i, bad);
+          HH_EXPECT(c, bad == SIZE_MAX,
+                    "block %d changed at %zu when seen by "
+                    "thread C",
+                    i, bad);
           a->free(h->blocks[i]);
           h->blocks[i] = NULL;
         }

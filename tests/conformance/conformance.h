@@ -18,6 +18,8 @@
  *                              forked child, so a crash or a hang fails that
  *                              check instead of killing the run)
  *   HH_CONFORMANCE_TIMEOUT=S   per-check limit in seconds when forking (120)
+ *   HH_CONFORMANCE_MAX_RSS_MB=M  per-check resident-memory limit when forking
+ *                              (2048): a check past it is killed and fails
  */
 #ifndef HH_CONFORMANCE_H
 #define HH_CONFORMANCE_H
@@ -45,8 +47,7 @@ struct hh_api {
  * the process exit status: 0 when every selected check passed, 1 when one
  * failed, 2 when the filter selected no check. label names the run in the
  * first output line. */
-int hh_conformance_run(const struct hh_api *api, const char *label, int argc,
-                       char **argv);
+int hh_conformance_run(const struct hh_api *api, const char *label, int argc, char **argv);
 
 /* ------------------------------------------------------------------------
  * Below: the framework shared by checks_*.c. Not for the front ends.
@@ -56,9 +57,9 @@ int hh_conformance_run(const struct hh_api *api, const char *label, int argc,
  * is thread-safe: checks may fail from worker threads). */
 struct hh_ctx {
   const struct hh_api *api;
-  int quick;         /* HH_CONFORMANCE_QUICK: scale iterations down */
-  uint64_t seed;     /* base seed of this run's random checks */
-  size_t page;       /* the page size */
+  int quick;     /* HH_CONFORMANCE_QUICK: scale iterations down */
+  uint64_t seed; /* base seed of this run's random checks */
+  size_t page;   /* the page size */
   pthread_mutex_t lock;
   unsigned failures; /* number of hh_fail calls */
   char message[512]; /* the first failure's text */
@@ -80,8 +81,7 @@ extern const struct hh_check hh_checks_threads[];
 
 /* Records a failure (the first one's text is what the FAIL line shows; the
  * rest are counted). Returns 0 so it can end an expression. */
-int hh_fail(struct hh_ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int hh_fail(struct hh_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* 1 when cond holds; otherwise records the failure and gives 0:
  *   if (!HH_EXPECT(c, p != NULL, "malloc(%zu) returned NULL", n)) return; */
@@ -121,9 +121,7 @@ size_t hh_first_nonzero(const void *p, size_t n);
 unsigned hh_pattern_byte(uint64_t tag, size_t i);
 
 /* Alignment tests. */
-static inline int hh_aligned(const void *p, size_t align) {
-  return ((uintptr_t)p & (align - 1)) == 0;
-}
+static inline int hh_aligned(const void *p, size_t align) { return ((uintptr_t)p & (align - 1)) == 0; }
 /* The largest power of two dividing the address (for messages). */
 size_t hh_alignment_of(const void *p);
 /* The smallest power of two >= x (x <= SIZE_MAX / 2 + 1); 1 for 0. */
@@ -132,7 +130,7 @@ size_t hh_next_pow2(size_t x);
 /* A slot of the random-operation workloads (checks_random.c, used by the
  * single-threaded churn and the multi-threaded stress): an empty slot (p ==
  * NULL) or a live block whose first size bytes hold the pattern of tag and
- * whose address is a multiple of align. busy is the claim flag of the
+ * whose address is a multiple of align (0: no alignment was asked for). busy is the claim flag of the
  * threaded stress (0 free, 1 claimed), touched only with __atomic builtins. */
 struct hh_slot {
   int busy;
@@ -145,8 +143,7 @@ struct hh_slot {
  * from a random entry point (checked: alignment, usable size, zeros for
  * calloc) filled with the pattern of new_tag; a live slot is verified and
  * then freed or resized (prefix verified, refilled with new_tag). */
-void hh_slot_op(struct hh_ctx *c, struct hh_rng *r, struct hh_slot *s,
-                uint64_t new_tag);
+void hh_slot_op(struct hh_ctx *c, struct hh_rng *r, struct hh_slot *s, uint64_t new_tag);
 /* Verifies and frees a live slot's block; leaves the slot empty. */
 void hh_slot_clear(struct hh_ctx *c, struct hh_slot *s);
 

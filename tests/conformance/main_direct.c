@@ -21,8 +21,7 @@
 const hh_allocator *HH_CONFORMANCE_TABLE(void);
 
 int main(int argc, char **argv) {
-  hh__hook_setup_for_test(HH_CONFORMANCE_TABLE(),
-                          getenv("HH_CONFORMANCE_RECORD"));
+  hh__hook_setup_for_test(HH_CONFORMANCE_TABLE(), getenv("HH_CONFORMANCE_RECORD"));
   struct hh_api api = {
       .malloc = hh__malloc,
       .free = hh__free,
@@ -39,7 +38,7 @@ int main(int argc, char **argv) {
   const char *rec = getenv("HH_CONFORMANCE_RECORD");
   char label[256];
   snprintf(label, sizeof label, "hh__ direct, allocator %s (%s), record=%s",
-           HH_CONFORMANCE_TABLE()->name ? HH_CONFORMANCE_TABLE()->name : "?",
-           HH_STR(HH_CONFORMANCE_TABLE), rec && *rec ? rec : "(none)");
+           HH_CONFORMANCE_TABLE()->name ? HH_CONFORMANCE_TABLE()->name : "?", HH_STR(HH_CONFORMANCE_TABLE),
+           rec && *rec ? rec : "(none)");
   return hh_conformance_run(&api, label, argc, argv);
 }

@@ -42,7 +42,6 @@ int main(int argc, char **argv) {
   };
   const char *preload = getenv("LD_PRELOAD");
   char label[512];
-  snprintf(label, sizeof label, "libc names, LD_PRELOAD=%s",
-           preload && *preload ? preload : "(none)");
+  snprintf(label, sizeof label, "libc names, LD_PRELOAD=%s", preload && *preload ? preload : "(none)");
   return hh_conformance_run(&api, label, argc, argv);
 }

@@ -118,9 +118,7 @@ static inline bool blk_prev_free(const block *b) { return (b->size & FLAG_PREV_F
 static inline void blk_set_size(block *b, size_t size) { b->size = size | (b->size & FLAG_MASK); }
 static inline void *blk_payload(const block *b) { return (char *)b + BLOCK_HDR; }
 static inline block *blk_from_payload(const void *p) { return (block *)((char *)p - BLOCK_HDR); }
-static inline block *blk_next(const block *b) {
-  return (block *)((char *)b + BLOCK_HDR + blk_size(b));
-}
+static inline block *blk_next(const block *b) { return (block *)((char *)b + BLOCK_HDR + blk_size(b)); }
 
 /* Marks b free and tells its successor (prev_phys, PREV_FREE). */
 static void blk_mark_free(block *b) {
@@ -147,9 +145,7 @@ static block *blk_split(block *b, size_t size) {
 }
 
 /* Absorbs next (the block right after b) into b; b keeps its flags. */
-static void blk_absorb(block *b, block *next) {
-  blk_set_size(b, blk_size(b) + BLOCK_HDR + blk_size(next));
-}
+static void blk_absorb(block *b, block *next) { blk_set_size(b, blk_size(b) + BLOCK_HDR + blk_size(next)); }
 
 static inline bool can_split(const block *b, size_t size) {
   return blk_size(b) >= size + BLOCK_HDR + BLOCK_MIN;
@@ -296,8 +292,10 @@ void *tlsf_add_pool(tlsf_t *t, void *mem, size_t bytes) {
   blk_mark_free(first);
   list_insert(t, first);
 
-  if (t->last_pool != NULL) t->last_pool->next = pool;
-  else t->first_pool = pool;
+  if (t->last_pool != NULL)
+    t->last_pool->next = pool;
+  else
+    t->first_pool = pool;
   t->last_pool = pool;
   t->pool_count++;
   t->pool_bytes += bytes;
@@ -345,9 +343,10 @@ void *tlsf_memalign(tlsf_t *t, size_t align, size_t size) {
   return use_block(t, b, adj);
 }
 
-void tlsf_free(tlsf_t *t, void *ptr) {
-  if (ptr == NULL) return;
+int tlsf_free(tlsf_t *t, void *ptr) {
+  if (ptr == NULL) return 0;
   block *b = blk_from_payload(ptr);
+  if (blk_free(b)) return -1;
   t->used_bytes -= blk_size(b) + BLOCK_TAIL;
   if (blk_prev_free(b)) {
     block *prev = b->prev_phys;
@@ -362,12 +361,16 @@ void tlsf_free(tlsf_t *t, void *ptr) {
   }
   blk_mark_free(b);
   list_insert(t, b);
+  return 0;
 }
+
+int tlsf_block_in_use(const void *ptr) { return !blk_free(blk_from_payload(ptr)); }
 
 int tlsf_resize_in_place(tlsf_t *t, void *ptr, size_t size) {
   if (size > TLSF_MAX_REQUEST) return 0;
   size_t adj = adjust_request(size);
   block *b = blk_from_payload(ptr);
+  if (blk_free(b)) return 0;
   size_t old = blk_size(b);
   if (adj > old) {
     block *next = blk_next(b);
@@ -383,6 +386,7 @@ int tlsf_resize_in_place(tlsf_t *t, void *ptr, size_t size) {
 
 void *tlsf_realloc(tlsf_t *t, void *ptr, size_t size) {
   if (ptr == NULL) return tlsf_malloc(t, size);
+  if (!tlsf_block_in_use(ptr)) return NULL;
   if (size == 0) {
     tlsf_free(t, ptr);
     return NULL;
@@ -396,9 +400,7 @@ void *tlsf_realloc(tlsf_t *t, void *ptr, size_t size) {
   return moved;
 }
 
-size_t tlsf_block_size(const void *ptr) {
-  return blk_size(blk_from_payload(ptr)) + BLOCK_TAIL;
-}
+size_t tlsf_block_size(const void *ptr) { return blk_size(blk_from_payload(ptr)) + BLOCK_TAIL; }
 
 /* ---- Pools and statistics ----------------------------------------------- */
 

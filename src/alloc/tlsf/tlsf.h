@@ -61,15 +61,20 @@ void *tlsf_malloc(tlsf_t *t, size_t size);
 void *tlsf_memalign(tlsf_t *t, size_t align, size_t size);
 
 /* Releases a block from tlsf_malloc/memalign/realloc; NULL is ignored. The
- * block is merged with free neighbours at once. */
-void tlsf_free(tlsf_t *t, void *ptr);
+ * block is merged with free neighbours at once. Returns 0, or -1 without
+ * changing anything when the block is already free (a double free). */
+int tlsf_free(tlsf_t *t, void *ptr);
+
+/* 1 when ptr's block is in use, 0 when it is free (a cheap double-free
+ * test; ptr must point into a pool of t). */
+int tlsf_block_in_use(const void *ptr);
 
 /* Resizes a block, keeping min(old usable size, size) bytes of content.
  * Grows in place when the next block is free and large enough, shrinks in
  * place, otherwise allocates, copies and frees. ptr NULL: tlsf_malloc.
- * size 0: frees ptr and returns NULL. On failure returns NULL and ptr is
- * left intact. The result is 16-aligned (a memalign'd block may move to a
- * less aligned place). */
+ * size 0: frees ptr and returns NULL. On failure (also when ptr's block is
+ * already free) returns NULL and ptr is left intact. The result is 16-aligned (a memalign'd block may move to
+ * a less aligned place). */
 void *tlsf_realloc(tlsf_t *t, void *ptr, size_t size);
 
 /* Resizes the block at ptr in place to at least size usable bytes (growing
@@ -101,10 +106,10 @@ const void *tlsf_pool_next(const void *pool);
 size_t tlsf_pool_size(const void *pool);
 
 /* Statistics, all O(1) except tlsf_largest_free (one free list). */
-size_t tlsf_bytes_used(const tlsf_t *t);   /* usable bytes of used blocks */
-size_t tlsf_bytes_free(const tlsf_t *t);   /* sum of free blocks' sizes */
-size_t tlsf_pool_count(const tlsf_t *t);   /* pools added */
-size_t tlsf_pool_bytes(const tlsf_t *t);   /* sum of tlsf_pool_size */
+size_t tlsf_bytes_used(const tlsf_t *t); /* usable bytes of used blocks */
+size_t tlsf_bytes_free(const tlsf_t *t); /* sum of free blocks' sizes */
+size_t tlsf_pool_count(const tlsf_t *t); /* pools added */
+size_t tlsf_pool_bytes(const tlsf_t *t); /* sum of tlsf_pool_size */
 /* Size of the largest free block (as counted in tlsf_bytes_free). A request
  * of up to that many bytes is certain to succeed only when it is at or below
  * the lower bound of the block's size class (good-fit rounding, see tlsf.c);

@@ -1,0 +1,448 @@
+/* Tests of the TLSF hh_allocator glue (src/alloc/tlsf/tlsf_allocator.c):
+ * the heaphook growth rule and its page rounding, configuration errors (the
+ * exact message), mmap failure -> NULL, ownership, alignment, realloc,
+ * fork safety of the priority-inheritance lock, errno, and the report. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+// cmocka needs the headers above first
+#include <cmocka.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "alloc/tlsf/tlsf_allocator.h"
+
+static const hh_allocator *A;
+static size_t page;
+
+/* The lower bound of the size class of a free block of f bytes: the core's
+ * good-fit search rounds requests up to a class boundary; below 512 classes
+ * are 16 bytes wide, above they split each power of two in 32. */
+static size_t class_floor(size_t f) {
+  if (f < 512) return f;
+  unsigned m = 63u - (unsigned)__builtin_clzll(f);
+  return f & ~(((size_t)1 << (m - 5)) - 1);
+}
+
+/* Allocates (and leaks) blocks that leave a fresh pool of pool_bytes bytes
+ * with no free byte: each takes the class floor of the remaining free block
+ * (+ 8 tail bytes a used block may use), until nothing is split off. */
+static void fill_pool(size_t pool_bytes) {
+  size_t f = pool_bytes - 48;
+  for (;;) {
+    size_t take = class_floor(f);
+    assert_non_null(A->alloc(take + 8, 1));
+    if (f < take + 32) break;
+    f -= take + 16;
+  }
+}
+
+static void init_with(size_t initial, size_t additional) {
+  hh__tlsf_allocator_configure(initial, additional);
+  assert_int_equal(A->init(), 0);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  hh__tlsf_allocator_reset();
+  return 0;
+}
+
+/* The README's example scaled to pages: ADDITIONAL = one page, the initial
+ * pool exhausted, a request of 10 pages -> additions of 1, 2, 4, 8, 16
+ * pages (README: 100, 200, 400, 800, 1600 bytes for malloc(1000)). */
+static void test_growth_doubles_additions_until_request_fits(void **state) {
+  (void)state;
+  init_with(page, page);
+  fill_pool(page);
+  assert_int_equal(hh__tlsf_allocator_growths(), 0);
+  void *big = A->alloc(10 * page, 1);
+  assert_non_null(big);
+  memset(big, 1, 10 * page);
+  size_t sizes[16];
+  size_t n = hh__tlsf_allocator_pool_sizes(sizes, 16);
+  assert_int_equal(hh__tlsf_allocator_growths(), 5);
+  assert_int_equal(n, 6);
+  assert_int_equal(sizes[0], page);
+  for (size_t i = 1; i < n; i++) assert_int_equal(sizes[i], page << (i - 1));
+  /* Growth happens only on exhaustion: small requests now fit somewhere. */
+  void *small = A->alloc(500, 1);
+  assert_non_null(small);
+  assert_int_equal(hh__tlsf_allocator_growths(), 5);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+  A->dealloc(small);
+  A->dealloc(big);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
+/* The README's literal example: ADDITIONAL_MEMPOOL_SIZE=100, malloc(1000)
+ * with nothing free. 100 rounds up to one page, which already holds 1000
+ * bytes: one growth of one page. */
+static void test_growth_of_100_bytes_rounds_to_one_page(void **state) {
+  (void)state;
+  init_with(0, 100);
+  assert_int_equal(hh__tlsf_allocator_pool_sizes(NULL, 0), 0);
+  void *p = A->alloc(1000, 1);
+  assert_non_null(p);
+  size_t sizes[4];
+  assert_int_equal(hh__tlsf_allocator_pool_sizes(sizes, 4), 1);
+  assert_int_equal(sizes[0], page);
+  assert_int_equal(hh__tlsf_allocator_growths(), 1);
+  A->dealloc(p);
+}
+
+static void test_no_growth_when_additional_is_zero(void **state) {
+  (void)state;
+  init_with(page, 0);
+  assert_null(A->alloc(2 * page, 1));
+  assert_non_null(A->alloc(100, 1));
+  assert_int_equal(hh__tlsf_allocator_growths(), 0);
+}
+
+static void test_growth_keeps_errno(void **state) {
+  (void)state;
+  init_with(page, page);
+  errno = 1234;
+  void *p = A->alloc(100 * page, 1);
+  assert_non_null(p);
+  assert_int_equal(errno, 1234);
+  A->dealloc(p);
+}
+
+static void test_huge_request_returns_null(void **state) {
+  (void)state;
+  init_with(page, page);
+  assert_null(A->alloc(SIZE_MAX, 1));
+  assert_null(A->alloc(SIZE_MAX / 2, 1));
+  assert_null(A->alloc(SIZE_MAX - 4096, (size_t)1 << 20));
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
+/* Runs fn in a child with stderr captured; returns its exit status and the
+ * text it wrote to fd 2. */
+static int run_child(void (*fn)(void), char *err, size_t err_size) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], 2);
+    alarm(20);
+    fn();
+    _exit(0);
+  }
+  close(fds[1]);
+  size_t len = 0;
+  ssize_t r;
+  while (len + 1 < err_size && (r = read(fds[0], err + len, err_size - 1 - len)) > 0) {
+    len += (size_t)r;
+  }
+  err[len] = '\0';
+  close(fds[0]);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+static void init_from_env(void) {
+  hh__tlsf_allocator_reset();
+  A->init();
+}
+
+static void child_bad_initial(void) {
+  setenv("INITIAL_MEMPOOL_SIZE", "12Q", 1);
+  init_from_env();
+}
+
+static void child_bad_additional(void) {
+  setenv("INITIAL_MEMPOOL_SIZE", "1M", 1);
+  setenv("ADDITIONAL_MEMPOOL_SIZE", "-5", 1);
+  init_from_env();
+}
+
+static void child_bad_mlock(void) {
+  setenv("HEAPHOOK_TLSF_MLOCK", "maybe", 1);
+  init_from_env();
+}
+
+static void test_bad_env_values_stop_with_one_line(void **state) {
+  (void)state;
+  char err[1024];
+  assert_int_equal(run_child(child_bad_initial, err, sizeof err), 1);
+  assert_string_equal(err,
+                      "heaphook: INITIAL_MEMPOOL_SIZE=12Q is not a size (use bytes or a K/M/G "
+                      "suffix, e.g. 64M)\n");
+  assert_int_equal(run_child(child_bad_additional, err, sizeof err), 1);
+  assert_string_equal(err,
+                      "heaphook: ADDITIONAL_MEMPOOL_SIZE=-5 is not a size (use bytes or a K/M/G "
+                      "suffix, e.g. 64M)\n");
+  assert_int_equal(run_child(child_bad_mlock, err, sizeof err), 1);
+  assert_string_equal(err,
+                      "heaphook: HEAPHOOK_TLSF_MLOCK=maybe is not a boolean (use 1/0, true/false, "
+                      "yes/no or on/off)\n");
+}
+
+static void child_good_env(void) {
+  setenv("INITIAL_MEMPOOL_SIZE", "1M", 1);
+  setenv("ADDITIONAL_MEMPOOL_SIZE", "3000", 1);
+  setenv("HEAPHOOK_TLSF_MLOCK", "on", 1);
+  init_from_env();
+  size_t sizes[8];
+  if (hh__tlsf_allocator_pool_sizes(sizes, 8) != 1 || sizes[0] != ((size_t)1 << 20)) _exit(2);
+  fill_pool((size_t)1 << 20);
+  void *p = A->alloc(page + page / 2, 1); /* 3000 -> one page; then two */
+  if (p == NULL || hh__tlsf_allocator_pool_sizes(sizes, 8) != 3) _exit(3);
+  if (sizes[1] != page || sizes[2] != 2 * page) _exit(4);
+  if (hh__tlsf_allocator_growths() != 2) _exit(6);
+  _exit(hh__tlsf_allocator_check() == 0 ? 0 : 5);
+}
+
+static void child_default_env(void) {
+  unsetenv("INITIAL_MEMPOOL_SIZE");
+  unsetenv("ADDITIONAL_MEMPOOL_SIZE");
+  init_from_env();
+  size_t sizes[8];
+  if (hh__tlsf_allocator_pool_sizes(sizes, 8) != 1 || sizes[0] != ((size_t)64 << 20)) _exit(2);
+  _exit(0);
+}
+
+static void test_env_sizes_with_suffixes_and_defaults(void **state) {
+  (void)state;
+  char err[1024];
+  assert_int_equal(run_child(child_good_env, err, sizeof err), 0);
+  assert_int_equal(run_child(child_default_env, err, sizeof err), 0);
+}
+
+/* With the address space limit below what is mapped, every growth mmap
+ * fails: the allocation returns NULL, existing pools keep working. */
+static void child_mmap_fails(void) {
+  hh__tlsf_allocator_configure(page, page);
+  if (A->init() != 0) _exit(2);
+  struct rlimit lim = {1, 1};
+  if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+  if (A->alloc((size_t)1 << 30, 1) != NULL) _exit(4);
+  if (A->alloc(10 * page, 4096) != NULL) _exit(5);
+  if (A->alloc(100, 1) == NULL) _exit(6);
+  if (hh__tlsf_allocator_growths() != 0) _exit(7);
+  _exit(hh__tlsf_allocator_check() == 0 ? 0 : 8);
+}
+
+static void test_mmap_failure_returns_null(void **state) {
+  (void)state;
+  char err[1024];
+  assert_int_equal(run_child(child_mmap_fails, err, sizeof err), 0);
+}
+
+static void child_double_free(void) {
+  hh__tlsf_allocator_configure(page, page);
+  if (A->init() != 0) _exit(2);
+  void *p = A->alloc(100, 1);
+  A->dealloc(p);
+  A->dealloc(p);
+  _exit(3);
+}
+
+static void test_double_free_aborts_with_message(void **state) {
+  (void)state;
+  char err[1024];
+  assert_int_equal(run_child(child_double_free, err, sizeof err), 128 + SIGABRT);
+  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
+}
+
+static void test_owns_only_pool_addresses(void **state) {
+  (void)state;
+  init_with(page, page);
+  void *a = A->alloc(100, 1);
+  void *b = A->alloc(3 * page, 1); /* forces a second pool */
+  int local;
+  assert_true(A->owns(a));
+  assert_true(A->owns(b));
+  assert_true(A->owns((char *)b + 3 * page - 1));
+  assert_false(A->owns(&local));
+  assert_false(A->owns(A));
+  assert_false(A->owns(NULL));
+  void *m = malloc(100);
+  assert_false(A->owns(m));
+  free(m);
+  A->dealloc(a);
+  A->dealloc(b);
+}
+
+/* Hundreds of pools (every 3000-byte block needs a new one-page pool):
+ * owns() answers from the sorted index for every block and gap. */
+static void test_owns_with_many_pools(void **state) {
+  (void)state;
+  enum { N = 700 };
+  static void *p[N];
+  init_with(page, page);
+  for (int i = 0; i < N; i++) {
+    p[i] = A->alloc(3000, 1);
+    assert_non_null(p[i]);
+  }
+  size_t pools = hh__tlsf_allocator_pool_sizes(NULL, 0);
+  assert_true(pools >= (page == 4096 ? (size_t)N : (size_t)N / 30));
+  for (int i = 0; i < N; i++) {
+    assert_true(A->owns(p[i]));
+    assert_true(A->owns((char *)p[i] + 2999));
+  }
+  int local;
+  assert_false(A->owns(&local));
+  void *m = malloc(100);
+  assert_false(A->owns(m));
+  free(m);
+  for (int i = 0; i < N; i++) A->dealloc(p[i]);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
+/* owns() stays right for old blocks while another thread keeps adding
+ * pools (readers never wait; a moved generation sends them to the scan). */
+static int grower_stop; /* atomic */
+
+static void *grower(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 1500 && !__atomic_load_n(&grower_stop, __ATOMIC_RELAXED); i++) A->alloc(3000, 1);
+  return NULL;
+}
+
+static void test_owns_during_growth(void **state) {
+  (void)state;
+  init_with(page, page);
+  void *mine[64];
+  for (int i = 0; i < 64; i++) mine[i] = A->alloc(3000, 1);
+  __atomic_store_n(&grower_stop, 0, __ATOMIC_RELAXED);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, grower, NULL), 0);
+  int local;
+  for (int round = 0; round < 20000; round++) {
+    assert_true(A->owns(mine[round % 64]));
+    assert_false(A->owns(&local));
+  }
+  __atomic_store_n(&grower_stop, 1, __ATOMIC_RELAXED);
+  pthread_join(th, NULL);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
+static void test_alignment_and_realloc_through_glue(void **state) {
+  (void)state;
+  init_with((size_t)8 << 20, (size_t)1 << 20);
+  for (size_t align = 8; align <= ((size_t)1 << 20); align <<= 1) {
+    void *p = A->alloc(1000, align);
+    assert_non_null(p);
+    assert_int_equal((uintptr_t)p % (align < 16 ? 16 : align), 0);
+    assert_true(A->block_size(p) >= 1000);
+    memset(p, 0x5A, 1000);
+    void *wall = A->alloc(16, 1);
+    void *q = A->realloc(p, 50000);
+    assert_non_null(q);
+    for (int i = 0; i < 1000; i++) assert_int_equal(((unsigned char *)q)[i], 0x5A);
+    A->dealloc(q);
+    A->dealloc(wall);
+  }
+  unsigned char *z = A->alloc_zeroed(4000);
+  for (int i = 0; i < 4000; i++) assert_int_equal(z[i], 0);
+  A->dealloc(z);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
+/* fork while another thread allocates: the child must be able to allocate
+ * (the PI mutex is re-created in the child, not unlocked). */
+static int churn_stop; /* atomic */
+
+static void *churn(void *arg) {
+  (void)arg;
+  while (!__atomic_load_n(&churn_stop, __ATOMIC_RELAXED)) {
+    void *p = A->alloc(64, 1);
+    A->dealloc(p);
+  }
+  return NULL;
+}
+
+static void test_fork_while_allocating(void **state) {
+  (void)state;
+  init_with((size_t)1 << 20, (size_t)1 << 20);
+  __atomic_store_n(&churn_stop, 0, __ATOMIC_RELAXED);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, churn, NULL), 0);
+  for (int i = 0; i < 50; i++) {
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      alarm(10);
+      void *p = A->alloc(128, 1);
+      A->dealloc(p);
+      _exit(p != NULL && hh__tlsf_allocator_check() == 0 ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+  }
+  __atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
+  pthread_join(th, NULL);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
+static void test_report_lists_growths_and_fragmentation(void **state) {
+  (void)state;
+  init_with(page, page);
+  fill_pool(page);
+  void *big = A->alloc(10 * page, 1);
+  char path[] = "/tmp/hh_tlsf_report_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  A->report(fd);
+  char buf[2048];
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  close(fd);
+  assert_true(n > 0);
+  buf[n] = '\0';
+  assert_non_null(strstr(buf, "  growths: 5\n"));
+  assert_non_null(strstr(buf, "  pools: 6\n"));
+  char line[128];
+  snprintf(line, sizeof line, "  pool bytes: %zu\n", 32 * page);
+  assert_non_null(strstr(buf, line));
+  snprintf(line, sizeof line, "  largest request: %zu\n", 10 * page);
+  assert_non_null(strstr(buf, line));
+  assert_non_null(strstr(buf, "  peak used: "));
+  assert_non_null(strstr(buf, "  current used: "));
+  assert_non_null(strstr(buf, "% (1 - largest free block / free bytes)\n"));
+  A->dealloc(big);
+}
+
+int main(void) {
+  A = hh__tlsf_allocator_get();
+  page = (size_t)sysconf(_SC_PAGESIZE);
+  const struct CMUnitTest tests[] = {
+#define T_(f) cmocka_unit_test_teardown(f, teardown)
+      T_(test_growth_doubles_additions_until_request_fits),
+      T_(test_growth_of_100_bytes_rounds_to_one_page),
+      T_(test_no_growth_when_additional_is_zero),
+      T_(test_growth_keeps_errno),
+      T_(test_huge_request_returns_null),
+      T_(test_bad_env_values_stop_with_one_line),
+      T_(test_env_sizes_with_suffixes_and_defaults),
+      T_(test_mmap_failure_returns_null),
+      T_(test_double_free_aborts_with_message),
+      T_(test_owns_only_pool_addresses),
+      T_(test_owns_with_many_pools),
+      T_(test_owns_during_growth),
+      T_(test_alignment_and_realloc_through_glue),
+      T_(test_fork_while_allocating),
+      T_(test_report_lists_growths_and_fragmentation),
+#undef T_
+  };
+  return cmocka_run_group_tests_name("tlsf_allocator", tests, NULL, NULL);
+}
