@@ -85,18 +85,21 @@ static void test_growth_doubles_additions_until_request_fits(void **state) {
 }
 
 /* The README's literal example: ADDITIONAL_MEMPOOL_SIZE=100, malloc(1000)
- * with nothing free. 100 rounds up to one page, which already holds 1000
- * bytes: one growth of one page. */
-static void test_growth_of_100_bytes_rounds_to_one_page(void **state) {
+ * with nothing free: additions of 100, 200, 400, 800 bytes (each too small
+ * for the request) and 1600 (finally sufficient). */
+static void test_growth_readme_example_100_bytes(void **state) {
   (void)state;
   init_with(0, 100);
   assert_int_equal(hh__tlsf_allocator_pool_sizes(NULL, 0), 0);
   void *p = A->alloc(1000, 1);
   assert_non_null(p);
-  size_t sizes[4];
-  assert_int_equal(hh__tlsf_allocator_pool_sizes(sizes, 4), 1);
-  assert_int_equal(sizes[0], page);
-  assert_int_equal(hh__tlsf_allocator_growths(), 1);
+  memset(p, 7, 1000);
+  size_t sizes[8];
+  assert_int_equal(hh__tlsf_allocator_pool_sizes(sizes, 8), 5);
+  const size_t want[] = {100, 200, 400, 800, 1600};
+  for (size_t i = 0; i < 5; i++) assert_int_equal(sizes[i], want[i]);
+  assert_int_equal(hh__tlsf_allocator_growths(), 5);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
   A->dealloc(p);
 }
 
@@ -202,10 +205,10 @@ static void child_good_env(void) {
   size_t sizes[8];
   if (hh__tlsf_allocator_pool_sizes(sizes, 8) != 1 || sizes[0] != ((size_t)1 << 20)) _exit(2);
   fill_pool((size_t)1 << 20);
-  void *p = A->alloc(page + page / 2, 1); /* 3000 -> one page; then two */
-  if (p == NULL || hh__tlsf_allocator_pool_sizes(sizes, 8) != 3) _exit(3);
-  if (sizes[1] != page || sizes[2] != 2 * page) _exit(4);
-  if (hh__tlsf_allocator_growths() != 2) _exit(6);
+  void *p = A->alloc(6144, 1); /* additions of 3000 and 6000 are too small, 12000 fits */
+  if (p == NULL || hh__tlsf_allocator_pool_sizes(sizes, 8) != 4) _exit(3);
+  if (sizes[1] != 3000 || sizes[2] != 6000 || sizes[3] != 12000) _exit(4);
+  if (hh__tlsf_allocator_growths() != 3) _exit(6);
   _exit(hh__tlsf_allocator_check() == 0 ? 0 : 5);
 }
 
@@ -428,7 +431,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
 #define T_(f) cmocka_unit_test_teardown(f, teardown)
       T_(test_growth_doubles_additions_until_request_fits),
-      T_(test_growth_of_100_bytes_rounds_to_one_page),
+      T_(test_growth_readme_example_100_bytes),
       T_(test_no_growth_when_additional_is_zero),
       T_(test_growth_keeps_errno),
       T_(test_huge_request_returns_null),

@@ -73,6 +73,8 @@ typedef struct range_index {
 } range_index;
 
 static pool_range g_ranges[MAX_POOLS];
+/* Each pool's size as configured (its mapping is rounded up to pages). */
+static size_t g_pool_bytes[MAX_POOLS];
 static size_t g_range_count;
 static range_index g_index[2];
 static unsigned g_index_gen;
@@ -204,23 +206,28 @@ static void publish_range(uintptr_t lo, uintptr_t hi) {
   __atomic_store_n(&g_index_gen, gen + 1, __ATOMIC_RELEASE);
 }
 
-/* Maps bytes (a page multiple) pre-faulted, optionally locked, and adds them
- * as a pool. Returns false when the pool table is full or mmap fails. No
- * memset (fresh anonymous pages are zero), no stdio. Called with the lock
- * held, or from init. */
+/* Maps a pool of bytes pre-faulted (the mapping is rounded up to whole
+ * pages; the pool itself is bytes, rounded down to 16, so that pool sizes
+ * follow INITIAL/ADDITIONAL_MEMPOOL_SIZE to the byte), optionally locks it,
+ * and adds it. Returns false when the pool table is full, the pool is too
+ * small to hold a block, or mmap fails. No memset (fresh anonymous pages are
+ * zero), no stdio. Called with the lock held, or from init. */
 static bool add_pool(size_t bytes) {
-  if (g_range_count == MAX_POOLS || bytes > TLSF_MAX_POOL) return false;
-  void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  size_t mapped;
+  if (g_range_count == MAX_POOLS || round_to_pages(bytes, &mapped) != 0) return false;
+  if ((bytes & ~(size_t)15) < TLSF_POOL_OVERHEAD + 32) return false;
+  void *mem = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (mem == MAP_FAILED) {
     g.map_failures++;
     return false;
   }
-  if (g.mlock && mlock(mem, bytes) != 0) g.mlock_failures++;
-  if (tlsf_add_pool(g.tlsf, mem, bytes) == NULL) {
-    munmap(mem, bytes);
+  if (g.mlock && mlock(mem, mapped) != 0) g.mlock_failures++;
+  if (tlsf_add_pool(g.tlsf, mem, bytes & ~(size_t)15) == NULL) {
+    munmap(mem, mapped);
     return false;
   }
-  publish_range((uintptr_t)mem, (uintptr_t)mem + bytes);
+  g_pool_bytes[g_range_count] = bytes;
+  publish_range((uintptr_t)mem, (uintptr_t)mem + mapped);
   return true;
 }
 
@@ -258,6 +265,13 @@ static void *grow_and_alloc(size_t size, size_t align) {
   if (!growth_fits_memory(size, align)) return NULL;
   size_t addition = g.additional;
   for (;;) {
+    /* An addition too small to hold any block cannot satisfy the request:
+     * go on doubling, as the rule does with one that is merely too small. */
+    bool too_small = (addition & ~(size_t)15) < TLSF_POOL_OVERHEAD + 32;
+    if (too_small && addition <= TLSF_MAX_POOL / 2) {
+      addition *= 2;
+      continue;
+    }
     if (!add_pool(addition)) return NULL;
     g.growths++;
     void *p = alloc_locked(size, align);
@@ -323,8 +337,9 @@ static void read_config(void) {
     additional = env_size("ADDITIONAL_MEMPOOL_SIZE", initial != 0 ? initial : DEFAULT_POOL_SIZE);
     g.mlock = env_bool("HEAPHOOK_TLSF_MLOCK");
   }
-  round_to_pages(initial, &g.initial); /* both <= TLSF_MAX_POOL here */
-  round_to_pages(additional, &g.additional);
+  /* Kept to the byte: heaphook's growth rule works on these exact sizes. */
+  g.initial = initial;
+  g.additional = additional;
 }
 
 static int tlsf_init(void) {
@@ -525,7 +540,7 @@ size_t hh__tlsf_allocator_growths(void) {
 
 size_t hh__tlsf_allocator_pool_sizes(size_t *out, size_t max) {
   size_t n = __atomic_load_n(&g_range_count, __ATOMIC_ACQUIRE);
-  for (size_t i = 0; i < n && i < max; i++) out[i] = g_ranges[i].hi - g_ranges[i].lo;
+  for (size_t i = 0; i < n && i < max; i++) out[i] = g_pool_bytes[i];
   return n;
 }
 
