@@ -44,16 +44,19 @@ static inline void *slot_of(void *user, int i) {
   return (char *)user - hh__rt.prefix + hh__rt.slot_offset[i];
 }
 
-enum what { ON_ALLOC, ON_FREE, ON_REALLOC };
+enum what { ON_ALLOC, ON_FREE, ON_REALLOC_BEGIN, ON_REALLOC };
 
 static void tell(enum what what, const hh_event *ev) {
   int saved = errno;
   hh__in_hook = true;
   for (int i = 0; i < hh__rt.n_recorders; i++) {
     const hh_recorder *r = hh__rt.recorders[i];
-    void *slot = hh__rt.prefix != 0 ? slot_of(ev->ptr, i) : NULL;
-    void (*cb)(const hh_event *, void *) =
-        what == ON_ALLOC ? r->on_alloc : what == ON_FREE ? r->on_free : r->on_realloc;
+    void *block = what == ON_REALLOC_BEGIN ? ev->old_ptr : ev->ptr;
+    void *slot = hh__rt.prefix != 0 ? slot_of(block, i) : NULL;
+    void (*cb)(const hh_event *, void *) = what == ON_ALLOC           ? r->on_alloc
+                                           : what == ON_FREE          ? r->on_free
+                                           : what == ON_REALLOC_BEGIN ? r->on_realloc_begin
+                                                                      : r->on_realloc;
     if (cb != NULL) cb(ev, slot);
   }
   hh__in_hook = false;
@@ -267,6 +270,10 @@ static void *resize_own(hh_fn fn, void *ptr, size_t size) {
     void *p = move_block(fn, ptr, own_usable(ptr), size);
     if (p != NULL) free_as(fn, ptr);
     return p;
+  }
+  if (recording()) {
+    hh_event ev = {.fn = fn, .size = size, .old_ptr = ptr};
+    tell(ON_REALLOC_BEGIN, &ev);
   }
   void *user = a_realloc(base_of(ptr), size + prefix);
   if (unlikely(user == NULL)) return fail(ENOMEM);

@@ -57,6 +57,10 @@ typedef struct hh_recorder {
   void (*on_alloc)(const hh_event *ev, void *slot);
   /* Before a block is released, so its address cannot be reused first. */
   void (*on_free)(const hh_event *ev, void *slot);
+  /* Before a realloc of a live block (ev->old_ptr, ev->size; ev->ptr is
+   * NULL): lets a recorder note the time the call began. Not followed by
+   * on_realloc when the realloc fails. */
+  void (*on_realloc_begin)(const hh_event *ev, void *slot);
   /* After a successful realloc; slot holds what the old block's slot held. */
   void (*on_realloc)(const hh_event *ev, void *slot);
   /* At exit (library destructor): write the report, if any, to fd

@@ -1,0 +1,112 @@
+/* The heaphook trace format, version 1: constants and the primitive
+ * encodings shared by the writer (inside the traced process: no allocation)
+ * and the reader (the heaphook command). docs/trace-format.md describes it. */
+#ifndef HH_TRACE_FORMAT_H
+#define HH_TRACE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HH_TRACE_MAGIC "HHTRACE" /* 8 bytes with the NUL */
+#define HH_TRACE_VERSION 1u
+#define HH_TRACE_HEADER_BYTES 64u
+
+enum {
+  HH_TRACE_FLAG_STACKS = 1u << 0,
+  HH_TRACE_FLAG_SAMPLED = 1u << 1,
+  HH_TRACE_FLAG_ZSTD = 1u << 2,
+};
+
+typedef struct hh_trace_header {
+  char magic[8];
+  uint32_t version;
+  uint32_t flags;
+  uint32_t pid;
+  uint32_t ppid;
+  uint64_t ticks_per_second;
+  uint64_t start_wall_ns;
+  uint64_t start_ticks;
+  uint64_t sample_bytes;
+  uint64_t reserved;
+} hh_trace_header;
+_Static_assert(sizeof(hh_trace_header) == HH_TRACE_HEADER_BYTES, "header layout");
+
+#define HH_CHUNK_MAGIC "HHCK" /* 4 bytes, no NUL */
+#define HH_CHUNK_HEADER_BYTES 24u
+#define HH_CHUNK_MAX_DECODED (16u << 20)
+
+enum { HH_CHUNK_RAW = 0, HH_CHUNK_ZSTD = 1 };
+
+typedef struct hh_chunk_header {
+  char magic[4];
+  uint32_t encoding;
+  uint32_t stored_bytes;
+  uint32_t decoded_bytes;
+  uint32_t checksum; /* FNV-1a 32 of the stored payload */
+  uint32_t thread;   /* thread index; 0 for process records */
+} hh_chunk_header;
+_Static_assert(sizeof(hh_chunk_header) == HH_CHUNK_HEADER_BYTES, "chunk header layout");
+
+/* Record types. ALLOC, FREE and REALLOC carry the hooked function (enum
+ * hh_call order) in their low nibble. */
+enum {
+  HH_REC_CHUNK_TIME = 0x01,
+  HH_REC_ALLOC = 0x10,
+  HH_REC_FREE = 0x20,
+  HH_REC_REALLOC = 0x30,
+  HH_REC_STACK = 0x40,
+  HH_REC_THREAD = 0x41,
+  HH_REC_MODULE_LOAD = 0x42,
+  HH_REC_MODULE_UNLOAD = 0x43,
+  HH_REC_RSS = 0x44,
+  HH_REC_MARKER = 0x45,
+  HH_REC_COMMAND = 0x46,
+  HH_REC_SAMPLE_WEIGHT = 0x47,
+  HH_REC_END = 0x48,
+};
+
+/* Hooked functions whose ALLOC record carries an alignment. */
+static inline int hh_trace_fn_has_align(unsigned fn) { return fn >= 4 && fn <= 8; }
+
+/* ---- primitive encodings -------------------------------------------------- */
+
+#define HH_VARINT_MAX 10
+
+/* Writes v as LEB128 at p; returns the bytes written (1..10). */
+static inline size_t hh_put_varint(uint8_t *p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = (uint8_t)v;
+  return n;
+}
+
+static inline uint64_t hh_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t hh_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* Reads a LEB128 value from [*p, end); returns 0 and advances *p, or -1 when
+ * the bytes end first or the value is longer than 10 bytes. */
+static inline int hh_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out) {
+  uint64_t v = 0;
+  unsigned shift = 0;
+  for (const uint8_t *q = *p; q < end && shift < 70; q++, shift += 7) {
+    v |= (uint64_t)(*q & 0x7f) << shift;
+    if ((*q & 0x80) == 0) {
+      *p = q + 1;
+      *out = v;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static inline uint32_t hh_fnv1a32(const void *data, size_t n) {
+  const uint8_t *p = data;
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
+  return h;
+}
+
+#endif

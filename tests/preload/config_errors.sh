@@ -1,0 +1,113 @@
+#!/bin/bash
+# preload.config_errors: every bad configuration stops the program before
+# main, with exit status 1, nothing on stdout (the probe prints "main ran"
+# when main runs) and exactly one line on stderr, whose text is checked.
+# usage: config_errors.sh HEAPHOOK_LIB TLSF_LIB SIMPLE_LIB PROBE
+set -u
+heaphook=$1 tlsf=$2 simple=$3 probe=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+# A library that surely exists and is no heaphook plug-in.
+notplugin=
+for f in /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libm.so.6 \
+  /usr/lib/x86_64-linux-gnu/libm.so.6; do
+  if [ -e "$f" ]; then notplugin=$f; break; fi
+done
+
+# expect_error NAME 'expected stderr line' LIBRARY VAR=VALUE...
+expect_error() {
+  local name=$1 want=$2 lib=$3
+  shift 3
+  env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
+    -u INITIAL_MEMPOOL_SIZE -u ADDITIONAL_MEMPOOL_SIZE -u HEAPHOOK_TLSF_MLOCK \
+    LD_PRELOAD="$lib" "$@" "$probe" main-ran >"$work/out" 2>"$work/err"
+  local rc=$?
+  printf '%s\n' "$want" >"$work/want"
+  if [ $rc = 1 ] && [ ! -s "$work/out" ] && cmp -s "$work/want" "$work/err"; then
+    echo "ok $name"
+    passed=$((passed + 1))
+  else
+    echo "FAIL $name ($*, LD_PRELOAD=$lib): status $rc (expected 1)"
+    [ -s "$work/out" ] && echo "  stdout (expected empty: main must not run): $(head -c 300 "$work/out")"
+    if ! cmp -s "$work/want" "$work/err"; then
+      echo "  stderr differs (< expected, > actual):"
+      diff "$work/want" "$work/err" | head -10 | sed 's/^/  /'
+    fi
+    failed=$((failed + 1))
+  fi
+}
+
+# expect_ok NAME LIBRARY VAR=VALUE...: a valid configuration runs main quietly.
+expect_ok() {
+  local name=$1 lib=$2
+  shift 2
+  env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
+    -u INITIAL_MEMPOOL_SIZE -u ADDITIONAL_MEMPOOL_SIZE -u HEAPHOOK_TLSF_MLOCK \
+    LD_PRELOAD="$lib" "$@" "$probe" main-ran >"$work/out" 2>"$work/err"
+  local rc=$?
+  if [ $rc = 0 ] && [ "$(cat "$work/out")" = "main ran" ] && [ ! -s "$work/err" ]; then
+    echo "ok $name"
+    passed=$((passed + 1))
+  else
+    echo "FAIL $name ($*): status $rc, stdout '$(head -c 200 "$work/out")', stderr '$(head -c 300 "$work/err")'"
+    failed=$((failed + 1))
+  fi
+}
+
+size_hint="is not a size (use bytes or a K/M/G suffix, e.g. 64M)"
+
+expect_error "HEAPHOOK_ALLOCATOR=bogus" \
+  "heaphook: HEAPHOOK_ALLOCATOR=bogus: expected libc, tlsf or the path of a plug-in library (with a '/')" \
+  "$heaphook" HEAPHOOK_ALLOCATOR=bogus
+expect_error "HEAPHOOK_ALLOCATOR=/nonexistent/lib.so" \
+  "heaphook: HEAPHOOK_ALLOCATOR=/nonexistent/lib.so: cannot load the plug-in: /nonexistent/lib.so: cannot open shared object file: No such file or directory" \
+  "$heaphook" HEAPHOOK_ALLOCATOR=/nonexistent/lib.so
+if [ -n "$notplugin" ]; then
+  expect_error "HEAPHOOK_ALLOCATOR=$notplugin (no hh_allocator_get)" \
+    "heaphook: HEAPHOOK_ALLOCATOR=$notplugin: not a heaphook allocator (no hh_allocator_get; see HH_EXPORT_ALLOCATOR)" \
+    "$heaphook" HEAPHOOK_ALLOCATOR="$notplugin"
+else
+  echo "FAIL no library found to use as a non-plug-in"
+  failed=$((failed + 1))
+fi
+expect_error "HEAPHOOK_RECORD=nope" \
+  "heaphook: HEAPHOOK_RECORD=nope: unknown recorder 'nope' (known: counts, usage)" \
+  "$heaphook" HEAPHOOK_RECORD=nope
+expect_error "HEAPHOOK_RECORD=counts,nope,usage" \
+  "heaphook: HEAPHOOK_RECORD=counts,nope,usage: unknown recorder 'nope' (known: counts, usage)" \
+  "$heaphook" HEAPHOOK_RECORD=counts,nope,usage
+expect_error "HEAPHOOK_RECORD=nope under a plug-in library" \
+  "heaphook: HEAPHOOK_RECORD=nope: unknown recorder 'nope' (known: counts, usage)" \
+  "$simple" HEAPHOOK_RECORD=nope
+expect_error "HEAPHOOK_STATS=maybe" \
+  "heaphook: HEAPHOOK_STATS=maybe: expected 1 or 0 (also true/false, yes/no, on/off)" \
+  "$heaphook" HEAPHOOK_STATS=maybe
+expect_error "HEAPHOOK_STATS=maybe under libpreloaded_tlsf" \
+  "heaphook: HEAPHOOK_STATS=maybe: expected 1 or 0 (also true/false, yes/no, on/off)" \
+  "$tlsf" HEAPHOOK_STATS=maybe
+expect_error "INITIAL_MEMPOOL_SIZE=12X" "heaphook: INITIAL_MEMPOOL_SIZE=12X $size_hint" \
+  "$tlsf" INITIAL_MEMPOOL_SIZE=12X
+expect_error "ADDITIONAL_MEMPOOL_SIZE=-5" "heaphook: ADDITIONAL_MEMPOOL_SIZE=-5 $size_hint" \
+  "$tlsf" ADDITIONAL_MEMPOOL_SIZE=-5
+expect_error "INITIAL_MEMPOOL_SIZE=12X with HEAPHOOK_ALLOCATOR=tlsf" \
+  "heaphook: INITIAL_MEMPOOL_SIZE=12X $size_hint" \
+  "$heaphook" HEAPHOOK_ALLOCATOR=tlsf INITIAL_MEMPOOL_SIZE=12X
+expect_error "INITIAL_MEMPOOL_SIZE=3000000T (too large)" \
+  "heaphook: INITIAL_MEMPOOL_SIZE=3000000T is too large (at most 2^61 bytes)" \
+  "$tlsf" INITIAL_MEMPOOL_SIZE=3000000T
+expect_error "HEAPHOOK_TLSF_MLOCK=maybe" \
+  "heaphook: HEAPHOOK_TLSF_MLOCK=maybe is not a boolean (use 1/0, true/false, yes/no or on/off)" \
+  "$tlsf" HEAPHOOK_TLSF_MLOCK=maybe
+
+# Controls: the same program with valid settings runs main, quietly.
+expect_ok "valid: HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_STATS=off HEAPHOOK_RECORD=,counts,,usage,counts" \
+  "$heaphook" HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_STATS=off HEAPHOOK_RECORD=,counts,,usage,counts HEAPHOOK_LOG=/dev/null
+expect_ok "valid: INITIAL_MEMPOOL_SIZE=8MiB ADDITIONAL_MEMPOOL_SIZE=0" \
+  "$tlsf" INITIAL_MEMPOOL_SIZE=8MiB ADDITIONAL_MEMPOOL_SIZE=0
+expect_ok "valid: HEAPHOOK_ALLOCATOR=$simple" "$heaphook" HEAPHOOK_ALLOCATOR="$simple"
+
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]

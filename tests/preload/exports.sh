@@ -1,0 +1,35 @@
+#!/bin/bash
+# preload.exports: a preload library exports exactly the hooked malloc family
+# and heaphook's public API (a plug-in also hh_allocator_get), nothing else.
+# usage: exports.sh NAME=LIBRARY[:plugin] ...
+set -u
+hooked="malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc
+pvalloc malloc_usable_size free_sized free_aligned_sized"
+api="hh_allocator_of hh_thread_counts"
+passed=0
+failed=0
+for arg in "$@"; do
+  name=${arg%%=*}
+  spec=${arg#*=}
+  lib=${spec%:plugin}
+  expected=$(printf '%s\n' $hooked $api | sort)
+  [ "$spec" != "$lib" ] && expected=$(printf '%s\n' $expected hh_allocator_get | sort)
+  if ! out=$(nm -D --defined-only "$lib" 2>&1); then
+    echo "FAIL $name: nm -D --defined-only $lib failed: $out"
+    failed=$((failed + 1))
+    continue
+  fi
+  # Third column is the name (possibly name@@VERSION); version-definition
+  # symbols (type A, e.g. a version node) are not functions and are ignored.
+  actual=$(awk 'NF == 3 && $2 != "A" { sub(/@.*/, "", $3); print $3 }' <<<"$out" | sort)
+  if [ "$actual" = "$expected" ]; then
+    echo "ok $name ($(wc -l <<<"$actual") symbols)"
+    passed=$((passed + 1))
+  else
+    echo "FAIL $name: exported symbols of $lib differ (< expected, > actual):"
+    diff <(echo "$expected") <(echo "$actual") | grep '^[<>]'
+    failed=$((failed + 1))
+  fi
+done
+echo "$passed passed, $failed failed"
+[ $failed = 0 ] && [ $passed -gt 0 ]

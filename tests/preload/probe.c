@@ -1,0 +1,63 @@
+/* A small program for the preload scripts; what it does depends on argv[1]:
+ *
+ *   main-ran        prints "main ran" (config_errors: must never appear)
+ *   usage N         N x malloc(1000) kept, then the first N/2 freed; no
+ *                   stdio, so that the usage recorder's numbers differ from
+ *                   a run with N = 0 by exactly these blocks
+ *   blocks4k BYTES  allocates BYTES in 4 KiB blocks, writes them, frees
+ *                   them; prints "pid <pid>"
+ *   owner SIZE...   prints hh_allocator_of(malloc(SIZE)) for each size, one
+ *                   a line ("none" when no heaphook library is loaded) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heaphook/heaphook.h"
+
+static void *volatile sink;
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "main-ran") == 0) {
+    puts("main ran");
+    return 0;
+  }
+  if (argc == 3 && strcmp(argv[1], "usage") == 0) {
+    int n = atoi(argv[2]);
+    void *blocks[64];
+    if (n < 0 || n > 64) return 2;
+    for (int i = 0; i < n; i++) {
+      blocks[i] = malloc(1000);
+      if (blocks[i] == NULL) return 3;
+      memset(blocks[i], i, 1000);
+      sink = blocks[i];
+    }
+    for (int i = 0; i < n / 2; i++) free(blocks[i]);
+    return 0;
+  }
+  if (argc == 3 && strcmp(argv[1], "blocks4k") == 0) {
+    size_t total = strtoul(argv[2], NULL, 0), n = total / 4096;
+    char **blocks = malloc(n * sizeof *blocks);
+    if (blocks == NULL) return 3;
+    for (size_t i = 0; i < n; i++) {
+      blocks[i] = malloc(4096);
+      if (blocks[i] == NULL) return 3;
+      memset(blocks[i], (int)i, 4096);
+    }
+    for (size_t i = 0; i < n; i++) free(blocks[i]);
+    free(blocks);
+    printf("pid %d\n", (int)getpid());
+    return 0;
+  }
+  if (argc >= 3 && strcmp(argv[1], "owner") == 0) {
+    for (int i = 2; i < argc; i++) {
+      void *p = malloc(strtoul(argv[i], NULL, 0));
+      sink = p;
+      printf("%s\n", hh_allocator_of == NULL ? "none" : p == NULL ? "(malloc failed)" : hh_allocator_of(p));
+      free(p);
+    }
+    return 0;
+  }
+  fprintf(stderr, "usage: %s main-ran | usage N | blocks4k BYTES | owner SIZE...\n", argv[0]);
+  return 2;
+}

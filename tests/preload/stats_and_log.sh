@@ -1,0 +1,169 @@
+#!/bin/bash
+# preload.stats_and_log: the TLSF report of HEAPHOOK_STATS=1 (growth counted),
+# HEAPHOOK_LOG (file named with the pid, appending, fallback to stderr), and
+# the exact numbers of HEAPHOOK_RECORD=usage and counts for known allocations.
+# usage: stats_and_log.sh HEAPHOOK_LIB TLSF_LIB PROBE
+set -u
+heaphook=$1 tlsf=$2 probe=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+ok() { echo "ok $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1"; failed=$((failed + 1)); }
+
+# run LIBRARY VAR=VALUE... -- ARGS...: the probe under the library, with a
+# clean heaphook environment; stdout, stderr and status in $work/{out,err,rc}.
+run() {
+  local lib=$1
+  shift
+  local vars=()
+  while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+  shift
+  env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
+    -u INITIAL_MEMPOOL_SIZE -u ADDITIONAL_MEMPOOL_SIZE -u HEAPHOOK_TLSF_MLOCK \
+    LD_PRELOAD="$lib" "${vars[@]}" "$probe" "$@" >"$work/out" 2>"$work/err"
+  echo $? >"$work/rc"
+}
+
+# check_report FILE NAME: FILE holds exactly one TLSF report, line by line in
+# the documented format; sets $growths, $pools, $pool_bytes.
+check_report() {
+  local file=$1 name=$2
+  local re='^tlsf allocator \((priority-inheritance|plain) mutex\):
+  pools: [0-9]+
+  pool bytes: [0-9]+
+  growths: [0-9]+
+  peak used: [0-9]+
+  current used: [0-9]+
+  largest request: [0-9]+
+  free bytes: [0-9]+
+  largest free block: [0-9]+
+  fragmentation: [0-9]+\.[0-9][0-9]% \(1 - largest free block / free bytes\)$'
+  local text
+  text=$(cat "$file")
+  growths=$(sed -n 's/^  growths: \([0-9]*\)$/\1/p' "$file")
+  pools=$(sed -n 's/^  pools: \([0-9]*\)$/\1/p' "$file")
+  pool_bytes=$(sed -n 's/^  pool bytes: \([0-9]*\)$/\1/p' "$file")
+  if [[ $text =~ $re ]]; then
+    ok "$name: report format"
+    return 0
+  fi
+  fail "$name: not exactly one report in the expected format:"
+  sed 's/^/  | /' "$file" | head -20
+  return 1
+}
+
+# ---- HEAPHOOK_STATS=1 under libpreloaded_tlsf -----------------------------
+# 1 MiB in 4 KiB blocks from 64 KiB pools: the pool must grow.
+run "$tlsf" HEAPHOOK_STATS=1 INITIAL_MEMPOOL_SIZE=64K ADDITIONAL_MEMPOOL_SIZE=64K -- blocks4k 1048576
+if [ "$(cat "$work/rc")" = 0 ] && grep -qx "pid [0-9]*" "$work/out"; then
+  ok "64K pools: program ran"
+else
+  fail "64K pools: status $(cat "$work/rc"), stdout: $(head -c 200 "$work/out")"
+fi
+if check_report "$work/err" "64K pools, report on stderr"; then
+  if [ "$growths" -gt 0 ] && [ "$pools" = $((growths + 1)) ] && [ "$pool_bytes" -ge 1048576 ]; then
+    ok "64K pools: growths: $growths, pools: $pools, pool bytes: $pool_bytes"
+  else
+    fail "64K pools: expected growths > 0, pools = growths + 1, pool bytes >= 1 MiB; got growths: $growths, pools: $pools, pool bytes: $pool_bytes"
+  fi
+fi
+
+# The default 64M pool holds it all: no growth.
+run "$tlsf" HEAPHOOK_STATS=1 -- blocks4k 1048576
+if check_report "$work/err" "default pool, report on stderr"; then
+  if [ "$growths" = 0 ] && [ "$pools" = 1 ] && [ "$pool_bytes" = 67108864 ]; then
+    ok "default pool: growths: 0, pools: 1, pool bytes: 67108864"
+  else
+    fail "default pool: expected growths 0, pools 1, pool bytes 67108864; got $growths, $pools, $pool_bytes"
+  fi
+fi
+
+# ---- HEAPHOOK_LOG ----------------------------------------------------------
+mkdir "$work/logs"
+run "$tlsf" HEAPHOOK_STATS=1 INITIAL_MEMPOOL_SIZE=64K ADDITIONAL_MEMPOOL_SIZE=64K \
+  HEAPHOOK_LOG="$work/logs/hh.%p.log" -- blocks4k 1048576
+pid=$(sed -n 's/^pid \([0-9]*\)$/\1/p' "$work/out")
+files=$(cd "$work/logs" && ls)
+if [ -z "$pid" ] || [ "$(cat "$work/rc")" != 0 ]; then
+  fail "HEAPHOOK_LOG: the program failed: status $(cat "$work/rc"), stdout $(head -c 200 "$work/out")"
+elif [ -s "$work/err" ]; then
+  fail "HEAPHOOK_LOG: stderr should be empty, has: $(head -c 300 "$work/err")"
+elif [ "$files" != "hh.$pid.log" ]; then
+  fail "HEAPHOOK_LOG: expected exactly hh.$pid.log in the log directory, found: ${files:-nothing}"
+else
+  ok "HEAPHOOK_LOG=dir/hh.%p.log: the report went to hh.$pid.log, not stderr"
+  if check_report "$work/logs/hh.$pid.log" "HEAPHOOK_LOG file"; then
+    [ "$growths" -gt 0 ] && ok "HEAPHOOK_LOG file: growths: $growths" || fail "HEAPHOOK_LOG file: growths: $growths"
+  fi
+fi
+
+# A name without %p: each run appends its report.
+for i in 1 2; do
+  run "$tlsf" HEAPHOOK_STATS=1 HEAPHOOK_LOG="$work/logs/all.log" -- blocks4k 65536
+done
+n=$(grep -c '^tlsf allocator (' "$work/logs/all.log" 2>/dev/null)
+if [ "${n:-0}" = 2 ] && [ "$(grep -c '^  growths: 0$' "$work/logs/all.log")" = 2 ]; then
+  ok "HEAPHOOK_LOG without %p: two runs appended two reports"
+else
+  fail "HEAPHOOK_LOG without %p: expected 2 reports in all.log, found ${n:-none}"
+fi
+
+# A log that cannot be opened: one warning line, then the report on stderr.
+run "$tlsf" HEAPHOOK_STATS=1 HEAPHOOK_LOG="$work/missing/hh.%p.log" -- blocks4k 65536
+pid=$(sed -n 's/^pid \([0-9]*\)$/\1/p' "$work/out")
+want="heaphook: HEAPHOOK_LOG=$work/missing/hh.%p.log: cannot open $work/missing/hh.$pid.log (No such file or directory); reporting to stderr"
+if [ "$(head -1 "$work/err")" = "$want" ]; then
+  ok "HEAPHOOK_LOG unopenable: warning"
+  tail -n +2 "$work/err" >"$work/rest"
+  check_report "$work/rest" "HEAPHOOK_LOG unopenable: report on stderr after the warning"
+else
+  fail "HEAPHOOK_LOG unopenable: expected first stderr line '$want', got '$(head -1 "$work/err")'"
+fi
+
+# ---- HEAPHOOK_RECORD=usage,counts: exact numbers ----------------------------
+# The probe's "usage N" makes N x malloc(1000), keeps them, frees N/2, and
+# does nothing else that allocates; "usage 0" is the baseline. The usage
+# line: "heaphook: heap usage (pid P): peak A bytes; at exit B bytes in C
+# blocks; D bytes allocated in E allocations".
+usage_numbers() { # FILE -> "A B C D E"
+  sed -n 's/^heaphook: heap usage (pid [0-9]*): peak \([0-9]*\) bytes; at exit \([0-9]*\) bytes in \([0-9]*\) blocks; \([0-9]*\) bytes allocated in \([0-9]*\) allocations$/\1 \2 \3 \4 \5/p' "$1"
+}
+count_of() { # FILE FUNCTION -> the count printed for FUNCTION
+  sed -n "s/^  $2 *\([0-9]*\)\$/\1/p" "$1"
+}
+for setup in "libheaphook|$heaphook|" "libheaphook tlsf|$heaphook|HEAPHOOK_ALLOCATOR=tlsf" "libpreloaded_tlsf|$tlsf|"; do
+  IFS='|' read -r label lib extra <<<"$setup"
+  declare -A got=()
+  bad=0
+  for n in 0 10; do
+    rm -rf "$work/u$n" && mkdir "$work/u$n"
+    run "$lib" $extra HEAPHOOK_RECORD=usage,counts HEAPHOOK_LOG="$work/u$n/u.%p.log" -- usage $n
+    log=$(ls "$work/u$n"/u.*.log 2>/dev/null)
+    nums=$([ -n "$log" ] && usage_numbers "$log")
+    if [ "$(cat "$work/rc")" != 0 ] || [ -s "$work/err" ] || [ -z "$nums" ]; then
+      fail "$label usage $n: status $(cat "$work/rc"), stderr '$(head -c 200 "$work/err")', log: $(cat $log 2>/dev/null | head -3)"
+      bad=1
+      continue
+    fi
+    got[$n]="$nums $(count_of "$log" malloc) $(count_of "$log" free)"
+  done
+  [ $bad = 1 ] && continue
+  read -r p0 b0 k0 t0 a0 m0 f0 <<<"${got[0]}"
+  read -r p1 b1 k1 t1 a1 m1 f1 <<<"${got[10]}"
+  diffs="peak +$((p1 - p0)), at exit +$((b1 - b0)) bytes in +$((k1 - k0)) blocks, +$((t1 - t0)) bytes in +$((a1 - a0)) allocations, malloc +$((m1 - m0)), free +$((f1 - f0))"
+  want="peak +10000, at exit +5000 bytes in +5 blocks, +10000 bytes in +10 allocations, malloc +10, free +5"
+  if [ "$diffs" = "$want" ]; then
+    ok "$label HEAPHOOK_RECORD=usage,counts: 10 x malloc(1000), 5 freed: $diffs"
+  else
+    fail "$label HEAPHOOK_RECORD=usage,counts: 10 x malloc(1000), 5 freed, compared with no allocation:
+  expected $want
+  got      $diffs
+  (baseline: ${got[0]}; with the blocks: ${got[10]})"
+  fi
+  unset got
+done
+
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
