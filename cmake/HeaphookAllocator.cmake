@@ -5,12 +5,13 @@
 # Builds lib<name>.so from an allocator (a source file that fills an
 # hh_allocator and exports it with HH_EXPORT_ALLOCATOR, or a linked target
 # with a GETTER) plus heaphook's hook layer and recorders. The result can be
-# preloaded (LD_PRELOAD=lib<name>.so) or loaded by libheaphook.so with
+# preloaded (LD_PRELOAD=lib<name>.so); when the allocator is exported with
+# HH_EXPORT_ALLOCATOR (no GETTER), libheaphook.so can also load it with
 # HEAPHOOK_ALLOCATOR=/path/to/lib<name>.so.
 #
 #   heaphook_add_conformance(...)  see HeaphookConformance.cmake
 find_package(Threads REQUIRED)
-set(HEAPHOOK_SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}/..)
+set(HEAPHOOK_SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}/.. CACHE INTERNAL "heaphook source tree")
 
 function(heaphook_preload_link_options target)
   target_link_options(${target} PRIVATE

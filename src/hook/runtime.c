@@ -60,6 +60,21 @@ static void place_recorders(const char *spec) {
   hh__rt.n_recorders = n;
 }
 
+/* A copy of stderr taken at start-up when something will report at exit:
+ * programs such as coreutils close stderr before the library destructor
+ * runs. Close-on-exec, and high, so the program's own fds are undisturbed. */
+static int stderr_copy = -1;
+
+static void keep_stderr(void) {
+  if (hh__rt.n_recorders == 0 && !hh__rt.stats) return;
+  const char *log = hh__env_get("HEAPHOOK_LOG");
+  if (log != NULL && *log != '\0') return;
+  int saved = errno;
+  stderr_copy = fcntl(2, F_DUPFD_CLOEXEC, 1000);
+  if (stderr_copy < 0) stderr_copy = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  errno = saved;
+}
+
 static void start_up(void) {
   const hh_allocator *a;
   if (test_setup)
@@ -76,6 +91,7 @@ static void start_up(void) {
   if (a->init != NULL && a->init() != 0) hh__die("allocator '%s' failed to start", a->name);
   hh__rt.alloc = a;
   place_recorders(test_setup ? test_record : hh__env_get("HEAPHOOK_RECORD"));
+  keep_stderr();
   atomic_store(&hh__recording, hh__rt.n_recorders > 0);
 }
 
@@ -104,7 +120,7 @@ bool hh__start_slow(void) {
  * ("%p" becomes the pid), appended to. Falls back to stderr with a warning. */
 static int open_log(void) {
   const char *pattern = hh__env_get("HEAPHOOK_LOG");
-  if (pattern == NULL || *pattern == '\0') return 2;
+  if (pattern == NULL || *pattern == '\0') return stderr_copy >= 0 ? stderr_copy : 2;
   char path[4096];
   if (hh__expand_pid(pattern, path, sizeof path) != 0) {
     hh__log("HEAPHOOK_LOG=%s: path too long; reporting to stderr", pattern);
@@ -130,7 +146,7 @@ void hh__shutdown(void) {
       if (hh__rt.recorders[i]->stop != NULL) hh__rt.recorders[i]->stop(fd);
     }
     if (report) hh__rt.alloc->report(fd);
-    if (fd != 2) close(fd);
+    if (fd != 2 && fd != stderr_copy) close(fd);
   }
   hh__in_hook = false;
   errno = saved;
