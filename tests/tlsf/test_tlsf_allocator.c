@@ -425,6 +425,84 @@ static void test_report_lists_growths_and_fragmentation(void **state) {
   A->dealloc(big);
 }
 
+/* ---- The per-thread cache ---------------------------------------------- */
+
+static void init_with_cache(void) {
+  hh__tlsf_allocator_configure((size_t)1 << 20, 0);
+  hh__tlsf_allocator_set_cache(true);
+  assert_int_equal(A->init(), 0);
+}
+
+/* A freed small block is handed back to the next request of its size
+ * class, without the lock; other sizes do not get it. */
+static void test_cache_reuses_freed_block(void **state) {
+  (void)state;
+  init_with_cache();
+  void *p = A->alloc(100, 1);
+  A->dealloc(p);
+  void *other = A->alloc(300, 1);
+  assert_ptr_not_equal(other, p);
+  void *q = A->alloc(97, 1); /* same 16-byte class as 100 */
+  assert_ptr_equal(q, p);
+  assert_true(A->block_size(q) >= 100);
+  A->dealloc(q);
+  A->dealloc(other);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
+/* At most 8 blocks per class stay in a thread's cache; the rest go back to
+ * the pools at once. */
+static void test_cache_is_bounded(void **state) {
+  (void)state;
+  init_with_cache();
+  size_t base = hh__tlsf_allocator_used_bytes();
+  void *p[20];
+  for (int i = 0; i < 20; i++) p[i] = A->alloc(64, 1);
+  size_t block = hh__tlsf_allocator_used_bytes() - base;
+  assert_int_equal(block % 20, 0);
+  block /= 20;
+  for (int i = 0; i < 20; i++) A->dealloc(p[i]);
+  assert_int_equal(hh__tlsf_allocator_used_bytes() - base, 8 * block);
+}
+
+static void *free_in_thread(void *arg) {
+  void **p = arg;
+  for (int i = 0; i < 6; i++) A->dealloc(p[i]);
+  return NULL;
+}
+
+/* A thread's cached blocks go back to the pools when it exits. */
+static void test_cache_flushed_at_thread_exit(void **state) {
+  (void)state;
+  init_with_cache();
+  size_t base = hh__tlsf_allocator_used_bytes();
+  void *p[6];
+  for (int i = 0; i < 6; i++) p[i] = A->alloc(48, 1);
+  assert_true(hh__tlsf_allocator_used_bytes() > base);
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, free_in_thread, p), 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_int_equal(hh__tlsf_allocator_used_bytes(), base);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
+static void child_cached_double_free(void) {
+  init_with_cache();
+  void *p = A->alloc(32, 1);
+  A->dealloc(p);
+  A->dealloc(p);
+  _exit(0);
+}
+
+/* A second free of a block still in the cache is caught, as TLSF catches a
+ * second free of a block back in the pools. */
+static void test_cache_double_free_aborts(void **state) {
+  (void)state;
+  char err[1024];
+  assert_int_equal(run_child(child_cached_double_free, err, sizeof err), 128 + SIGABRT);
+  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
+}
+
 int main(void) {
   A = hh__tlsf_allocator_get();
   page = (size_t)sysconf(_SC_PAGESIZE);
@@ -445,6 +523,10 @@ int main(void) {
       T_(test_alignment_and_realloc_through_glue),
       T_(test_fork_while_allocating),
       T_(test_report_lists_growths_and_fragmentation),
+      T_(test_cache_reuses_freed_block),
+      T_(test_cache_is_bounded),
+      T_(test_cache_flushed_at_thread_exit),
+      T_(test_cache_double_free_aborts),
 #undef T_
   };
   return cmocka_run_group_tests_name("tlsf_allocator", tests, NULL, NULL);

@@ -364,6 +364,11 @@ int tlsf_free(tlsf_t *t, void *ptr) {
   return 0;
 }
 
+size_t tlsf_block_size_unlocked(const void *ptr) {
+  const block *b = blk_from_payload(ptr);
+  return (__atomic_load_n(&b->size, __ATOMIC_RELAXED) & ~FLAG_MASK) + BLOCK_TAIL;
+}
+
 int tlsf_block_in_use(const void *ptr) { return !blk_free(blk_from_payload(ptr)); }
 
 int tlsf_resize_in_place(tlsf_t *t, void *ptr, size_t size) {

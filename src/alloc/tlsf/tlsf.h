@@ -85,6 +85,13 @@ int tlsf_resize_in_place(tlsf_t *t, void *ptr, size_t size);
 
 /* Usable bytes of the block at ptr: every byte below it may be written. */
 size_t tlsf_block_size(const void *ptr);
+/* The same for a used block, safe without the lock: its size bits do not
+ * change while it is used (only its flag bits, which a neighbour's free
+ * writes), and the word is read atomically. */
+size_t tlsf_block_size_unlocked(const void *ptr);
+/* Usable bytes of a used block beyond its class size: tlsf_block_size(p) is
+ * the block's class size (a multiple of 16) plus this. */
+#define TLSF_BLOCK_TAIL ((size_t)8)
 
 /* Walks every pool and every free list and checks all invariants. Returns
  * NULL (0) when they hold, otherwise a static description of the first one

@@ -3,6 +3,7 @@
 #ifndef HH_ALLOC_TLSF_ALLOCATOR_H
 #define HH_ALLOC_TLSF_ALLOCATOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "heaphook/allocator.h"
@@ -31,5 +32,12 @@ void hh__tlsf_allocator_reset(void);
  * INITIAL_MEMPOOL_SIZE / ADDITIONAL_MEMPOOL_SIZE (both in bytes, rounded up
  * to pages; initial 0 = no initial pool, additional 0 = never grow). */
 void hh__tlsf_allocator_configure(size_t initial, size_t additional);
+
+/* For tests, after configure and before init: turn the per-thread cache on
+ * or off (configure() leaves it off; the environment default is on). */
+void hh__tlsf_allocator_set_cache(bool on);
+
+/* Bytes the core counts as used (blocks in thread caches included). */
+size_t hh__tlsf_allocator_used_bytes(void);
 
 #endif
