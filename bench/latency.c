@@ -154,6 +154,17 @@ static const char *const PN[] = {"p50", "p99", "p999", "p9999"};
 static void print_pcts(const char *op, const uint32_t *s, size_t n) {
   for (int i = 0; i < 4; i++) printf(" %s_%s_ns=%.1f", op, PN[i], pct(s, n, P[i]));
   printf(" %s_max_ns=%.1f", op, n ? s[n - 1] * ns_per_cycle : 0.0);
+  /* How many calls took over 1 us and over 10 us (s is sorted). */
+  const double lim[2] = {1e3, 1e4};
+  for (int j = 0; j < 2; j++) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (s[mid] * ns_per_cycle > lim[j]) hi = mid;
+      else lo = mid + 1;
+    }
+    printf(" %s_over%s=%zu", op, j ? "10us" : "1us", n - lo);
+  }
 }
 
 static void calibrate(void) {

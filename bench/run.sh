@@ -7,6 +7,8 @@
 # 2. latency: hh_bench_latency (rdtscp around every malloc and free) under
 #    glibc, jemalloc, tcmalloc, mimalloc, TLSF (libpreloaded_tlsf.so, with and
 #    without HEAPHOOK_TLSF_MLOCK=1) and TLSF through libheaphook.so.
+#    Before each latency round, hh_bench_noise measures for 1 s how often the
+#    machine itself stalls a spinning thread (the floor under p99.99).
 # 3. thread scaling: hh_bench_latency --threads T for T = 1, 2, 4, ... up to
 #    nproc (at most 16).
 # Tables (Markdown) go to stdout and <build>/bench/results.md; raw lines and
@@ -30,6 +32,7 @@ OUTDIR=$BUILD/bench
 RAW=$OUTDIR/raw
 OV=$OUTDIR/hh_bench_overhead
 LAT=$OUTDIR/hh_bench_latency
+NOISE=$OUTDIR/hh_bench_noise
 HH=$BUILD/src/libheaphook.so
 TLSF=$BUILD/src/libpreloaded_tlsf.so
 PEERS=${BENCH_PEER_DIR:-/usr/lib/x86_64-linux-gnu}
@@ -55,12 +58,14 @@ log() { echo "bench: $*" >&2; }
 
 # The bench programs: a build directory configured before bench/ existed
 # does not know them yet.
-if [ ! -d "$BUILD/bench/CMakeFiles" ]; then
-  log "configuring $BUILD (bench/ is new to it)"
+TARGETS="hh_bench_overhead hh_bench_latency hh_bench_noise heaphook preloaded_tlsf"
+# shellcheck disable=SC2086
+if ! cmake --build "$BUILD" --target $TARGETS >/dev/null 2>&1; then
+  log "configuring $BUILD (it does not know the bench targets yet)"
   cmake -S "$SRC" -B "$BUILD" >/dev/null
+  cmake --build "$BUILD" --target $TARGETS >/dev/null
 fi
-cmake --build "$BUILD" --target hh_bench_overhead hh_bench_latency heaphook preloaded_tlsf >/dev/null
-for f in "$OV" "$LAT" "$HH" "$TLSF"; do
+for f in "$OV" "$LAT" "$NOISE" "$HH" "$TLSF"; do
   [ -e "$f" ] || { echo "bench: missing $f" >&2; exit 1; }
 done
 
@@ -153,6 +158,7 @@ LAT_CFGS="glibc jemalloc tcmalloc mimalloc tlsf tlsf-mlock hook-tlsf"
 case " $SKIP " in *" latency "*) ;; *)
   for rep in $(seq 1 "$LAT_REPS"); do
     log "latency round $rep/$LAT_REPS ($(($(date +%s) - START)) s)"
+    "$NOISE" --seconds 1 | sed "s/^/part=noise cfg=none rep=$rep /" >>"$RAW/noise.txt"
     for cfg in $LAT_CFGS; do
       have "$cfg" || continue
       one latency "$cfg" "$rep" 1 "$LAT" --label "$cfg" --iters "$LAT_ITERS" --warmup "$LAT_WARMUP" --classes

@@ -120,9 +120,10 @@ def latency(rows):
         for c in cfgs:
             p9999 = pcts(d, c, op, "p9999")
             t.append([c] + [ns(med(pcts(d, c, op, k))) for k in ("p50", "p99", "p999")] +
-                     [f"**{ns(med(p9999))}** ({ns(min(p9999))}-{ns(max(p9999))})", ns(med(pcts(d, c, op, "max")))])
+                     [f"**{ns(med(p9999))}** ({ns(min(p9999))}-{ns(max(p9999))})", ns(med(pcts(d, c, op, "max")))] +
+                     [f"{med([r[f'{op}_over{k}'] * 1e6 / (r['iters'] * r['threads']) for r in d[c]]):.0f}" for k in ("1us", "10us")])
         out.append(f"### {op}\n")
-        out.append(table(["allocator", "p50", "p99", "p99.9", "p99.99 (min-max)", "max"], t))
+        out.append(table(["allocator", "p50", "p99", "p99.9", "p99.99 (min-max)", "max", "calls > 1 us per million", "calls > 10 us per million"], t))
     t = []
     for c in cfgs:
         flt = [r["minflt"] for r in d[c]]
@@ -154,6 +155,22 @@ def latency(rows):
     return "\n".join(out), d
 
 
+def noise(rows):
+    if not rows:
+        return ""
+    keys = [("gaps_over1us_per_s", "gaps > 1 us per second"), ("gaps_over10us_per_s", "gaps > 10 us per second"),
+            ("lost_pct", "CPU time lost in gaps, %"), ("longest_gap_us", "longest gap, us")]
+    t = [[name, f"{med([r[k] for r in rows]):.1f}", f"{min(r[k] for r in rows):.1f}-{max(r[k] for r in rows):.1f}"]
+         for k, name in keys]
+    return ("### Machine noise (hh_bench_noise: a thread spinning on rdtscp, 1 s before each latency round)\n\n" +
+            table(["measure", "median", "min-max"], t) +
+            f"\nA timed call of duration t is hit by such a gap with probability ~ rate x t: at "
+            f"{med([r['gaps_over1us_per_s'] for r in rows]):.0f} gaps/s a 50 ns call is hit about once in "
+            f"{1 / (med([r['gaps_over1us_per_s'] for r in rows]) * 50e-9):,.0f} calls, a 200 ns call once in "
+            f"{1 / (med([r['gaps_over1us_per_s'] for r in rows]) * 200e-9):,.0f}: p99.99 (1 in 10,000) of an allocator "
+            "whose calls are slower on average lands on these gaps sooner.\n")
+
+
 def targets(d, ov):
     if "tlsf" not in d:
         return ""
@@ -163,7 +180,10 @@ def targets(d, ov):
         tl = med(pcts(d, "tlsf", op, "p9999"))
         best = min(peers, key=lambda c: med(pcts(d, c, op, "p9999")))
         bv = med(pcts(d, best, op, "p9999"))
-        t.append([f"{op} p99.99 below every peer's", f"tlsf {ns(tl)} ns; best peer {best} {ns(bv)} ns",
+        pooled = med([x for c in TLSFS if c in d for x in pcts(d, c, op, "p9999")])
+        npool = sum(len(d[c]) for c in TLSFS if c in d)
+        t.append([f"{op} p99.99 below every peer's",
+                  f"tlsf {ns(tl)} ns (all {npool} TLSF runs pooled: {ns(pooled)}); best peer {best} {ns(bv)} ns",
                   "met" if tl < bv else "**missed**"])
     flt = [r["minflt"] for c in TLSFS if c in d for r in d[c]]
     t.append(["zero page faults in the measured phase", f"tlsf runs: max {max(flt):.0f} minor faults",
@@ -206,7 +226,7 @@ def main():
     sc = parse(os.path.join(raw, "scaling.txt"))
     parts = [overhead(ov)]
     text, d = latency(lat)
-    parts += [text, targets(d, ov) if d else "", scaling(sc)]
+    parts += [text, noise(parse(os.path.join(raw, "noise.txt"))), targets(d, ov) if d else "", scaling(sc)]
     print("\n".join(p for p in parts if p))
 
 
