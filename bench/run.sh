@@ -199,3 +199,6 @@ fi
   python3 "$SRC/bench/summarize.py" "$RAW"
 } >"$OUTDIR/results.md"
 cat "$OUTDIR/results.md"
+
+# ---- 4. trace analysis: heaphook report against heaptrack_print (BENCH_SKIP=report skips)
+case " $SKIP " in *" report "*) ;; *) { printf '\n## heaphook report vs heaptrack_print\n\n'; "$SRC/bench/report_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac

@@ -5,9 +5,9 @@
 # fails, so that nothing half-works.
 set -eu
 
-build="gcc g++ make cmake libcmocka-dev"
-check="$build python3 perl git sqlite3 xz-utils gawk binutils"
-bench="$check libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 hyperfine"
+build="gcc g++ make cmake pkg-config libcmocka-dev libunwind-dev libzstd-dev libdw-dev libelf-dev clang libclang-rt-14-dev libcairo2-dev zlib1g-dev"
+check="$build python3 perl git sqlite3 xz-utils gawk binutils chromium nodejs valgrind protobuf-compiler poppler-utils"
+bench="$check libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 hyperfine heaptrack"
 
 case "${1:-build}" in
   build) want=$build ;;

@@ -44,6 +44,17 @@ const char *hh_allocator_of(const void *ptr) __attribute__((weak));
  * written; -1 when the counts recorder is not enabled. */
 int hh_thread_counts(unsigned long long *counts, int n) __attribute__((weak));
 
+/* With the tracer (HEAPHOOK_RECORD=trace, libpreloaded_heaptrack.so): writes
+ * a MARKER record with this name and the current time into the trace, to
+ * find a phase of the program in it. Does nothing otherwise. */
+void hh_marker(const char *name) __attribute__((weak));
+
+/* Calls hh_marker when heaphook is loaded. */
+#define HH_MARKER(name)             \
+  do {                              \
+    if (hh_marker) hh_marker(name); \
+  } while (0)
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,40 +40,27 @@ static inline bool recording(void) {
   return unlikely(atomic_load_explicit(&hh__recording, memory_order_relaxed)) && !hh__in_hook;
 }
 
-static inline void *slot_of(void *user, int i) {
-  return (char *)user - hh__rt.prefix + hh__rt.slot_offset[i];
-}
-
-enum what { ON_ALLOC, ON_FREE, ON_REALLOC_BEGIN, ON_REALLOC };
-
-static void tell(enum what what, const hh_event *ev) {
+/* Calls one kind of callback of every recorder that has it. block is the
+ * block whose slots the recorders get. */
+static void tell(const struct hh_callbacks *list, const hh_event *ev, void *block) {
+  if (list->n == 0) return;
   int saved = errno;
   hh__in_hook = true;
-  for (int i = 0; i < hh__rt.n_recorders; i++) {
-    const hh_recorder *r = hh__rt.recorders[i];
-    void *block = what == ON_REALLOC_BEGIN ? ev->old_ptr : ev->ptr;
-    void *slot = hh__rt.prefix != 0 ? slot_of(block, i) : NULL;
-    void (*cb)(const hh_event *, void *) = what == ON_ALLOC           ? r->on_alloc
-                                           : what == ON_FREE          ? r->on_free
-                                           : what == ON_REALLOC_BEGIN ? r->on_realloc_begin
-                                                                      : r->on_realloc;
-    if (cb != NULL) cb(ev, slot);
-  }
+  char *slots = hh__rt.prefix != 0 ? (char *)block - hh__rt.prefix : NULL;
+  for (int i = 0; i < list->n; i++) list->cb[i](ev, slots != NULL ? slots + list->slot_offset[i] : NULL);
   hh__in_hook = false;
   errno = saved;
 }
 
 static void tell_call(hh_fn fn) {
   int saved = errno;
-  for (int i = 0; i < hh__rt.n_recorders; i++) {
-    if (hh__rt.recorders[i]->on_call != NULL) hh__rt.recorders[i]->on_call(fn);
-  }
+  for (int i = 0; i < hh__rt.n_on_call; i++) hh__rt.on_call[i](fn);
   errno = saved;
 }
 
-#define NOTE_CALL(fn)                     \
-  do {                                    \
-    if (recording()) tell_call(fn);       \
+#define NOTE_CALL(fn)                                       \
+  do {                                                      \
+    if (hh__rt.n_on_call != 0 && recording()) tell_call(fn); \
   } while (0)
 
 /* ---- allocator operations with their defaults ---------------------------- */
@@ -132,7 +119,7 @@ static void *alloc_block(hh_fn fn, size_t size, size_t align, bool zero) {
   }
   if (recording()) {
     hh_event ev = {.fn = fn, .ptr = user, .size = size, .align = align > HH_MIN_ALIGN ? align : 0};
-    tell(ON_ALLOC, &ev);
+    tell(&hh__rt.on_alloc, &ev, user);
   }
   return user;
 }
@@ -229,7 +216,7 @@ static void free_as(hh_fn fn, void *ptr) {
   }
   if (recording()) {
     hh_event ev = {.fn = fn, .ptr = ptr};
-    tell(ON_FREE, &ev);
+    tell(&hh__rt.on_free, &ev, ptr);
   }
   hh__rt.alloc->dealloc(base_of(ptr));
 }
@@ -273,14 +260,14 @@ static void *resize_own(hh_fn fn, void *ptr, size_t size) {
   }
   if (recording()) {
     hh_event ev = {.fn = fn, .size = size, .old_ptr = ptr};
-    tell(ON_REALLOC_BEGIN, &ev);
+    tell(&hh__rt.on_realloc_begin, &ev, ptr);
   }
   void *user = a_realloc(base_of(ptr), size + prefix);
   if (unlikely(user == NULL)) return fail(ENOMEM);
   user = (char *)user + prefix;
   if (recording()) {
     hh_event ev = {.fn = fn, .ptr = user, .size = size, .old_ptr = ptr};
-    tell(ON_REALLOC, &ev);
+    tell(&hh__rt.on_realloc, &ev, user);
   }
   return user;
 }

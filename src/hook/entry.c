@@ -8,22 +8,27 @@
 #include <stdlib.h>
 
 #include "heaphook/heaphook.h"
+#include "guard.h"
 #include "hook.h"
 #include "record/counts.h"
+#include "record/trace/trace.h"
 #include "runtime.h"
 
 #define EXPORT __attribute__((visibility("default")))
+/* The program's stack pointer at the call, for recorders that take stacks
+ * (recorder.h): one store, before anything else runs. */
+#define NOTE_CFA() (hh__call_cfa = __builtin_dwarf_cfa())
 
-EXPORT void *malloc(size_t size) { return hh__malloc(size); }
+EXPORT void *malloc(size_t size) { NOTE_CFA(); return hh__malloc(size); }
 EXPORT void free(void *ptr) { hh__free(ptr); }
-EXPORT void *calloc(size_t nmemb, size_t size) { return hh__calloc(nmemb, size); }
-EXPORT void *realloc(void *ptr, size_t size) { return hh__realloc(ptr, size); }
-EXPORT void *reallocarray(void *ptr, size_t nmemb, size_t size) { return hh__reallocarray(ptr, nmemb, size); }
-EXPORT int posix_memalign(void **out, size_t align, size_t size) { return hh__posix_memalign(out, align, size); }
-EXPORT void *aligned_alloc(size_t align, size_t size) { return hh__aligned_alloc(align, size); }
-EXPORT void *memalign(size_t align, size_t size) { return hh__memalign(align, size); }
-EXPORT void *valloc(size_t size) { return hh__valloc(size); }
-EXPORT void *pvalloc(size_t size) { return hh__pvalloc(size); }
+EXPORT void *calloc(size_t nmemb, size_t size) { NOTE_CFA(); return hh__calloc(nmemb, size); }
+EXPORT void *realloc(void *ptr, size_t size) { NOTE_CFA(); return hh__realloc(ptr, size); }
+EXPORT void *reallocarray(void *ptr, size_t nmemb, size_t size) { NOTE_CFA(); return hh__reallocarray(ptr, nmemb, size); }
+EXPORT int posix_memalign(void **out, size_t align, size_t size) { NOTE_CFA(); return hh__posix_memalign(out, align, size); }
+EXPORT void *aligned_alloc(size_t align, size_t size) { NOTE_CFA(); return hh__aligned_alloc(align, size); }
+EXPORT void *memalign(size_t align, size_t size) { NOTE_CFA(); return hh__memalign(align, size); }
+EXPORT void *valloc(size_t size) { NOTE_CFA(); return hh__valloc(size); }
+EXPORT void *pvalloc(size_t size) { NOTE_CFA(); return hh__pvalloc(size); }
 EXPORT size_t malloc_usable_size(void *ptr) { return hh__malloc_usable_size(ptr); }
 /* C23; glibc 2.36 does not declare them yet, programs built on newer
  * toolchains call them. */
@@ -32,6 +37,12 @@ EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size) { hh__free_
 
 EXPORT const char *hh_allocator_of(const void *ptr) { return hh__owner_name(ptr); }
 EXPORT int hh_thread_counts(unsigned long long *counts, int n) { return hh__counts_thread(counts, n); }
+EXPORT void hh_marker(const char *name) {
+  bool was = hh__in_hook;
+  hh__in_hook = true;
+  hh__trace_marker(name);
+  hh__in_hook = was;
+}
 
 /* Start before main even if nothing allocates, so configuration errors stop
  * the program before it runs; stop the recorders at exit. A plug-in library

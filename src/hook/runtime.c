@@ -20,6 +20,10 @@ atomic_int hh__state;
 atomic_bool hh__recording;
 __thread bool hh__in_hook __attribute__((tls_model("initial-exec")));
 
+/* The recorders when HEAPHOOK_RECORD is unset: defined by preload libraries
+ * that record by default (libpreloaded_heaptrack.so: "trace"). */
+extern const char hh__default_record[] __attribute__((weak));
+
 static const hh_allocator *test_allocator;
 static const char *test_record;
 static bool test_setup;
@@ -44,6 +48,13 @@ static void read_options(void) {
     hh__die("HEAPHOOK_STATS=%s: expected 1 or 0 (also true/false, yes/no, on/off)", stats);
 }
 
+static void add_callback(struct hh_callbacks *list, void (*cb)(const hh_event *, void *), size_t offset) {
+  if (cb == NULL) return;
+  list->cb[list->n] = cb;
+  list->slot_offset[list->n] = offset;
+  list->n++;
+}
+
 /* Lays out the recorder slots in front of the block header (block.h). */
 static void place_recorders(const char *spec) {
   int n = hh__recorders_parse(spec, hh__rt.recorders, HH_MAX_RECORDERS);
@@ -58,6 +69,14 @@ static void place_recorders(const char *spec) {
     if (hh__rt.recorders[i]->start != NULL && hh__rt.recorders[i]->start() != 0) _exit(1);
   }
   hh__rt.n_recorders = n;
+  for (int i = 0; i < n; i++) {
+    const hh_recorder *r = hh__rt.recorders[i];
+    add_callback(&hh__rt.on_alloc, r->on_alloc, hh__rt.slot_offset[i]);
+    add_callback(&hh__rt.on_free, r->on_free, hh__rt.slot_offset[i]);
+    add_callback(&hh__rt.on_realloc_begin, r->on_realloc_begin, hh__rt.slot_offset[i]);
+    add_callback(&hh__rt.on_realloc, r->on_realloc, hh__rt.slot_offset[i]);
+    if (r->on_call != NULL) hh__rt.on_call[hh__rt.n_on_call++] = r->on_call;
+  }
 }
 
 /* A copy of stderr taken at start-up when something will report at exit:
@@ -90,7 +109,9 @@ static void start_up(void) {
   hh__glibc_resolve();
   if (a->init != NULL && a->init() != 0) hh__die("allocator '%s' failed to start", a->name);
   hh__rt.alloc = a;
-  place_recorders(test_setup ? test_record : hh__env_get("HEAPHOOK_RECORD"));
+  const char *record = test_setup ? test_record : hh__env_get("HEAPHOOK_RECORD");
+  if (!test_setup && record == NULL && hh__default_record != NULL) record = hh__default_record;
+  place_recorders(record);
   keep_stderr();
   atomic_store(&hh__recording, hh__rt.n_recorders > 0);
 }

@@ -25,6 +25,15 @@ typedef struct hh_runtime {
   int n_recorders;
   const hh_recorder *recorders[HH_MAX_RECORDERS];
   size_t slot_offset[HH_MAX_RECORDERS]; /* slot = user - prefix + slot_offset */
+  /* The callbacks the enabled recorders have, per event kind (hook/api.c
+   * calls only these), with the slot offset of the recorder of each. */
+  struct hh_callbacks {
+    int n;
+    void (*cb[HH_MAX_RECORDERS])(const hh_event *ev, void *slot);
+    size_t slot_offset[HH_MAX_RECORDERS];
+  } on_alloc, on_free, on_realloc_begin, on_realloc;
+  int n_on_call;
+  void (*on_call[HH_MAX_RECORDERS])(hh_fn fn);
   bool stats;      /* HEAPHOOK_STATS: allocator report at exit */
 } hh_runtime;
 

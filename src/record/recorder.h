@@ -79,5 +79,13 @@ int hh__recorders_parse(const char *spec, const hh_recorder **out, int max);
 /* The built-in recorders (registry.c). */
 extern const hh_recorder hh__counts_recorder;
 extern const hh_recorder hh__usage_recorder;
+extern const hh_recorder hh__trace_recorder;
+
+/* The program's stack pointer at its call of the malloc-family function
+ * being served (the exported function's CFA: the return address is just
+ * below it), noted by the hook's entry points for the allocating functions.
+ * Lets a recorder find the program's frames without unwinding the hook's;
+ * stale when a call did not come through an entry point (tests). */
+extern __thread void *hh__call_cfa __attribute__((tls_model("initial-exec")));
 
 #endif

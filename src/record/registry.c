@@ -8,7 +8,10 @@
 static const hh_recorder *const builtin[] = {
     &hh__counts_recorder,
     &hh__usage_recorder,
+    &hh__trace_recorder,
 };
+
+__thread void *hh__call_cfa __attribute__((tls_model("initial-exec")));
 
 static const char *const fn_names[HH_FN_COUNT] = {
     [HH_FN_MALLOC] = "malloc",
@@ -45,7 +48,8 @@ int hh__recorders_parse(const char *spec, const hh_recorder **out, int max) {
     if (len > 0) {
       const hh_recorder *r = find(p, len);
       if (r == NULL) {
-        hh__log("HEAPHOOK_RECORD=%s: unknown recorder '%.*s' (known: counts, usage)", spec, (int)len, p);
+        hh__log("HEAPHOOK_RECORD=%s: unknown recorder '%.*s' (known: counts, usage, trace)", spec, (int)len,
+                p);
         return -1;
       }
       bool dup = false;

@@ -20,7 +20,16 @@
 
 const hh_allocator *HH_CONFORMANCE_TABLE(void);
 
+void *__libc_malloc(size_t size);
+void __libc_free(void *ptr);
+
 int main(int argc, char **argv) {
+  /* Under the sanitizers the program's malloc is the sanitizer's, so
+   * glibc's own allocator would first be set up by a worker thread of a
+   * forked check; glibc 2.36 then miscounts the threads attached to its
+   * main arena and aborts in __malloc_arena_thread_freeres. In a preloaded
+   * process the main thread sets it up first; do the same here. */
+  __libc_free(__libc_malloc(1));
   hh__hook_setup_for_test(HH_CONFORMANCE_TABLE(), getenv("HH_CONFORMANCE_RECORD"));
   struct hh_api api = {
       .malloc = hh__malloc,

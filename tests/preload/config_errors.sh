@@ -74,13 +74,13 @@ else
   failed=$((failed + 1))
 fi
 expect_error "HEAPHOOK_RECORD=nope" \
-  "heaphook: HEAPHOOK_RECORD=nope: unknown recorder 'nope' (known: counts, usage)" \
+  "heaphook: HEAPHOOK_RECORD=nope: unknown recorder 'nope' (known: counts, usage, trace)" \
   "$heaphook" HEAPHOOK_RECORD=nope
 expect_error "HEAPHOOK_RECORD=counts,nope,usage" \
-  "heaphook: HEAPHOOK_RECORD=counts,nope,usage: unknown recorder 'nope' (known: counts, usage)" \
+  "heaphook: HEAPHOOK_RECORD=counts,nope,usage: unknown recorder 'nope' (known: counts, usage, trace)" \
   "$heaphook" HEAPHOOK_RECORD=counts,nope,usage
 expect_error "HEAPHOOK_RECORD=nope under a plug-in library" \
-  "heaphook: HEAPHOOK_RECORD=nope: unknown recorder 'nope' (known: counts, usage)" \
+  "heaphook: HEAPHOOK_RECORD=nope: unknown recorder 'nope' (known: counts, usage, trace)" \
   "$simple" HEAPHOOK_RECORD=nope
 expect_error "HEAPHOOK_STATS=maybe" \
   "heaphook: HEAPHOOK_STATS=maybe: expected 1 or 0 (also true/false, yes/no, on/off)" \

@@ -5,7 +5,7 @@
 set -u
 hooked="malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc
 pvalloc malloc_usable_size free_sized free_aligned_sized"
-api="hh_allocator_of hh_thread_counts"
+api="hh_allocator_of hh_thread_counts hh_marker"
 passed=0
 failed=0
 for arg in "$@"; do

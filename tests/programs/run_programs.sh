@@ -10,6 +10,10 @@ work=$(mktemp -d)
 export HEAPHOOK_LOG_DIR=$work/logs
 mkdir -p "$HEAPHOOK_LOG_DIR"
 hook_env=("LD_PRELOAD=$lib" "HEAPHOOK_LOG=$HEAPHOOK_LOG_DIR/hh.%p.log" "$@")
+# The tracer's files go to $work/traces, not into the programs' directories.
+case " $* " in
+  *" HEAPHOOK_RECORD="*trace*) mkdir -p "$work/traces" && hook_env+=("HEAPHOOK_OUTPUT=$work/traces/t.%p.hhtrace") ;;
+esac
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 failed=0
@@ -89,5 +93,27 @@ case " $* " in
       passed=$((passed + 1))
     fi ;;
 esac
+# Traces (HEAPHOOK_RECORD=trace): one per process, each readable; with
+# HH_TRACE_DUMP (the tracer's test tool) none damaged or cut short.
+if [ -d "$work/traces" ]; then
+  n=$(ls "$work/traces" | wc -l)
+  bad=0
+  if [ -n "${HH_TRACE_DUMP:-}" ]; then
+    for t in "$work"/traces/*; do
+      st=$("$HH_TRACE_DUMP" "$t" | grep -E '^(status|open-error)')
+      case $st in
+        "status OK "* | "status NO_END "*) ;;
+        *) echo "FAIL trace $(basename "$t"): $st"; bad=$((bad + 1)) ;;
+      esac
+    done
+  fi
+  if [ "$n" -gt 0 ] && [ $bad = 0 ]; then
+    echo "ok traces ($n trace files)"
+    passed=$((passed + 1))
+  else
+    echo "FAIL traces: $n trace files, $bad unreadable"
+    failed=$((failed + 1))
+  fi
+fi
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

@@ -1,0 +1,813 @@
+/* The analysis of a trace (analysis.h): one pass over the events in time
+ * order (hh_merge_next).
+ *
+ * State, all bounded by the live blocks and the distinct stacks:
+ *  - live blocks: an open-addressing table keyed by address (linear probing,
+ *    backward-shift deletion, grown at 3/4 load): size (the event weight),
+ *    estimated block count, call site, thread slot, allocation ordinal;
+ *  - per call site (indexed by the reader's dense stack index, 0 = no
+ *    stack) and per thread: counters, bytes and blocks live now, and the
+ *    value at the peak;
+ *  - the timeline: max_points buckets of a power-of-two width in ns, each
+ *    the maximum of heap bytes over its time; when an event falls past the
+ *    last bucket, neighbouring buckets are merged pairwise (max) and the
+ *    width doubles, so the duration need not be known in advance and the
+ *    peak is never lost;
+ *  - blocks live at the peak (opt->peak_blocks): blocks freed after the
+ *    peak that were allocated at or before it go to a list that is emptied
+ *    at every new peak; at the end that list plus the live blocks allocated
+ *    at or before the peak are the blocks live at the peak.
+ *
+ * The peak per site without copying all sites at every new maximum: while
+ * the heap is at its maximum so far (at_peak), the live values are the peak
+ * values. When the heap first changes other than by growing past the
+ * maximum, an epoch counter is bumped (the live values of that moment are
+ * now "the peak"); from then on a site (or thread) whose live values are
+ * about to change first saves them, stamped with the epoch, unless it has
+ * already done so in this epoch. At the end a site's peak is its saved
+ * value when stamped with the current epoch, else its live value. O(1) per
+ * event.
+ *
+ * Temporary allocations, as heaptrack counts them: a free (or the free half
+ * of a realloc) of the block returned by the most recent allocation of the
+ * process, with no other allocation or free of a known block in between
+ * (in time order, all threads together; a free of a block the trace never
+ * saw allocated is skipped and resets nothing, as in heaptrack).
+ *
+ * Sampled traces: bytes are the event weights (unbiased estimates); counts
+ * are estimates too, weight / size rounded, at least 1 per sample. */
+#define _GNU_SOURCE
+#include "analyze/analysis.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void *xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) {
+    fprintf(stderr, "heaphook: out of memory (%zu bytes)\n", n);
+    abort();
+  }
+  return q;
+}
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p) {
+    fprintf(stderr, "heaphook: out of memory\n");
+    abort();
+  }
+  return p;
+}
+
+/* ---- costs ---------------------------------------------------------------- */
+
+uint64_t hh_site_cost(const hh_site *s, hh_cost cost) {
+  switch (cost) {
+    case HH_COST_PEAK:
+      return s->peak_bytes;
+    case HH_COST_ALLOCATIONS:
+      return s->allocations;
+    case HH_COST_TEMPORARY:
+      return s->temporary;
+    case HH_COST_LEAKED:
+      return s->leaked_bytes;
+    case HH_COST_BYTES:
+      return s->bytes;
+  }
+  return 0;
+}
+
+static const char *const cost_names[] = {"peak", "allocations", "temporary", "leaked", "bytes"};
+
+const char *hh_cost_name(hh_cost cost) {
+  return (unsigned)cost < sizeof cost_names / sizeof *cost_names ? cost_names[cost] : "?";
+}
+
+int hh_cost_parse(const char *name, hh_cost *out) {
+  for (unsigned i = 0; i < sizeof cost_names / sizeof *cost_names; i++)
+    if (name && strcmp(name, cost_names[i]) == 0) {
+      *out = (hh_cost)i;
+      return 0;
+    }
+  return -1;
+}
+
+/* ---- live blocks ---------------------------------------------------------- */
+
+typedef struct block {
+  uint64_t addr; /* 0: empty slot */
+  uint64_t bytes;
+  uint64_t ordinal; /* allocation ordinal << 16 | thread slot */
+  uint32_t site;
+  uint32_t count; /* estimated blocks it stands for (1 unless sampled) */
+} block;
+
+typedef struct block_table {
+  block *slots;
+  size_t cap, n;
+} block_table;
+
+static inline size_t slot_of(uint64_t a, size_t mask) {
+  a ^= a >> 33;
+  a *= 0xff51afd7ed558ccdull;
+  a ^= a >> 33;
+  return (size_t)a & mask;
+}
+
+static void table_insert_new(block_table *t, const block *b);
+
+static void table_grow(block_table *t) {
+  block_table old = *t;
+  t->cap = old.cap ? old.cap * 2 : 4096;
+  t->slots = xcalloc(t->cap, sizeof *t->slots);
+  t->n = 0;
+  for (size_t i = 0; i < old.cap; i++)
+    if (old.slots[i].addr) table_insert_new(t, &old.slots[i]);
+  free(old.slots);
+}
+
+/* b->addr must not be in the table. */
+static void table_insert_new(block_table *t, const block *b) {
+  if ((t->n + 1) * 4 > t->cap * 3) table_grow(t);
+  size_t mask = t->cap - 1, i = slot_of(b->addr, mask);
+  while (t->slots[i].addr) i = (i + 1) & mask;
+  t->slots[i] = *b;
+  t->n++;
+}
+
+/* The slot holding addr, or NULL. */
+static inline block *table_find(const block_table *t, uint64_t addr) {
+  if (!t->cap || !addr) return NULL;
+  size_t mask = t->cap - 1, i = slot_of(addr, mask);
+  for (;;) {
+    block *b = &t->slots[i];
+    if (b->addr == addr) return b;
+    if (!b->addr) return NULL;
+    i = (i + 1) & mask;
+  }
+}
+
+static void table_remove(block_table *t, block *b) {
+  size_t mask = t->cap - 1, i = (size_t)(b - t->slots);
+  t->n--;
+  for (size_t j = (i + 1) & mask; t->slots[j].addr; j = (j + 1) & mask) {
+    size_t home = slot_of(t->slots[j].addr, mask);
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      t->slots[i] = t->slots[j];
+      i = j;
+    }
+  }
+  t->slots[i].addr = 0;
+}
+
+/* ---- accumulators --------------------------------------------------------- */
+
+typedef struct acc {
+  uint64_t allocations, frees, bytes, temporary;
+  uint64_t live_bytes, live_blocks;
+  uint64_t saved_bytes, saved_blocks, saved_epoch;
+} acc;
+
+typedef struct state {
+  hh_reader *r;
+  bool sampled, want_blocks;
+  block_table live;
+
+  acc *sites; /* by slot; slot 0: no stack */
+  uint64_t *site_stack; /* stack id of each slot */
+  size_t nsites, sites_cap;
+  uint64_t *smap_keys; /* stack id -> slot + 1 (open addressing) */
+  uint32_t *smap_vals;
+  size_t smap_cap;
+  uint64_t last_stack;
+  uint32_t last_site;
+
+  acc *threads;
+  uint32_t *thread_index; /* trace thread index of each slot */
+  size_t nthreads, threads_cap;
+  uint32_t last_thread, last_slot;
+  bool have_last_thread;
+
+  uint64_t heap, live_blocks;
+  uint64_t epoch;
+  bool at_peak;
+  uint64_t peak_ordinal;
+  uint64_t ordinal;
+  uint64_t last_alloc; /* address of the most recent allocation (temporary rule) */
+
+  hh_live_block *grave;
+  size_t ngrave, grave_cap;
+
+  /* timeline */
+  uint64_t *tl;
+  size_t tl_n, tl_cap;
+  unsigned tl_shift;
+
+  hh_analysis *a;
+  size_t markers_cap, rss_cap, rss_limit;
+} state;
+
+static inline uint64_t mix_id(uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x9e3779b97f4a7c15ull;
+  return x ^ (x >> 29);
+}
+
+static void smap_put(state *s, uint64_t id, uint32_t slot) {
+  size_t mask = s->smap_cap - 1, i = mix_id(id) & mask;
+  while (s->smap_vals[i]) i = (i + 1) & mask;
+  s->smap_keys[i] = id;
+  s->smap_vals[i] = slot + 1;
+}
+
+/* The slot of stack id (a new one for an id not seen yet). The analysis
+ * keeps its own map: it runs beside the thread that reads the trace and
+ * so never looks at the reader's tables while they grow. */
+static uint32_t site_slot(state *s, uint64_t id) {
+  if (id == 0) return 0; /* slot 0: no stack (made by hh_analyze) */
+  if (id == s->last_stack) return s->last_site;
+  if ((s->nsites + 1) * 2 > s->smap_cap) {
+    size_t old_cap = s->smap_cap;
+    uint64_t *ok = s->smap_keys;
+    uint32_t *ov = s->smap_vals;
+    s->smap_cap = old_cap ? old_cap * 2 : 1024;
+    s->smap_keys = xcalloc(s->smap_cap, sizeof *s->smap_keys);
+    s->smap_vals = xcalloc(s->smap_cap, sizeof *s->smap_vals);
+    for (size_t i = 0; i < old_cap; i++)
+      if (ov[i]) smap_put(s, ok[i], ov[i] - 1);
+    free(ok);
+    free(ov);
+  }
+  uint32_t slot;
+  size_t mask = s->smap_cap - 1, i = mix_id(id) & mask;
+  for (;; i = (i + 1) & mask) {
+    if (!s->smap_vals[i]) break;
+    if (s->smap_keys[i] == id) {
+      slot = s->smap_vals[i] - 1;
+      goto found;
+    }
+  }
+  if (s->nsites == s->sites_cap) {
+    size_t cap = s->sites_cap * 2;
+    s->sites = xrealloc(s->sites, cap * sizeof *s->sites);
+    s->site_stack = xrealloc(s->site_stack, cap * sizeof *s->site_stack);
+    memset(s->sites + s->sites_cap, 0, (cap - s->sites_cap) * sizeof *s->sites);
+    memset(s->site_stack + s->sites_cap, 0, (cap - s->sites_cap) * sizeof *s->site_stack);
+    s->sites_cap = cap;
+  }
+  slot = (uint32_t)s->nsites++;
+  s->site_stack[slot] = id;
+  smap_put(s, id, slot);
+found:
+  s->last_stack = id;
+  s->last_site = slot;
+  return slot;
+}
+
+static inline acc *site_acc(state *s, size_t slot) { return &s->sites[slot]; }
+
+static uint32_t thread_slot(state *s, uint32_t index) {
+  if (s->have_last_thread && s->last_thread == index) return s->last_slot;
+  size_t i = 0;
+  while (i < s->nthreads && s->thread_index[i] != index) i++;
+  if (i == s->nthreads) {
+    if (s->nthreads == 0xffff) {
+      i = 0xffff - 1; /* absurdly many threads: the last slot takes the rest */
+    } else {
+      if (s->nthreads == s->threads_cap) {
+        s->threads_cap = s->threads_cap ? s->threads_cap * 2 : 16;
+        s->threads = xrealloc(s->threads, s->threads_cap * sizeof *s->threads);
+        s->thread_index = xrealloc(s->thread_index, s->threads_cap * sizeof *s->thread_index);
+      }
+      memset(&s->threads[i], 0, sizeof *s->threads);
+      s->thread_index[i] = index;
+      s->nthreads++;
+    }
+  }
+  s->last_thread = index;
+  s->last_slot = (uint32_t)i;
+  s->have_last_thread = true;
+  return (uint32_t)i;
+}
+
+/* The live values of x are about to change: keep the peak's first. */
+static inline void touch(const state *s, acc *x) {
+  if (!s->at_peak && x->saved_epoch != s->epoch) {
+    x->saved_bytes = x->live_bytes;
+    x->saved_blocks = x->live_blocks;
+    x->saved_epoch = s->epoch;
+  }
+}
+
+/* The heap is about to change other than by growing past its maximum. */
+static inline void freeze(state *s) {
+  if (s->at_peak) {
+    s->at_peak = false;
+    s->epoch++;
+  }
+}
+
+static inline uint64_t peak_of(const state *s, const acc *x, bool blocks) {
+  if (!s->at_peak && x->saved_epoch == s->epoch) return blocks ? x->saved_blocks : x->saved_bytes;
+  return blocks ? x->live_blocks : x->live_bytes;
+}
+
+/* ---- timeline ------------------------------------------------------------- */
+
+static void tl_record(state *s, uint64_t t, uint64_t before, uint64_t after) {
+  uint64_t b = t >> s->tl_shift;
+  while (b >= s->tl_cap) {
+    size_t n = (s->tl_n + 1) / 2;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t x = s->tl[2 * i], y = 2 * i + 1 < s->tl_n ? s->tl[2 * i + 1] : 0;
+      s->tl[i] = x > y ? x : y;
+    }
+    s->tl_n = n;
+    s->tl_shift++;
+    b = t >> s->tl_shift;
+  }
+  while (s->tl_n <= b) s->tl[s->tl_n++] = before;
+  if (after > s->tl[b]) s->tl[b] = after;
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+static inline uint32_t est_count(const state *s, uint64_t size, uint64_t weight) {
+  if (!s->sampled) return 1;
+  uint64_t n = size ? (weight + size / 2) / size : 1;
+  if (n == 0) n = 1;
+  return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+static inline unsigned size_bucket(uint64_t size) {
+  return size ? 63u - (unsigned)__builtin_clzll(size) : 0;
+}
+
+/* Removes a live block (a free, or the old half of a realloc). */
+static void release(state *s, block *b, uint32_t free_slot, bool is_free, bool temporary) {
+  acc *site = site_acc(s, b->site);
+  acc *owner = &s->threads[b->ordinal & 0xffff];
+  touch(s, site);
+  touch(s, owner);
+  site->live_bytes -= b->bytes;
+  site->live_blocks -= b->count;
+  owner->live_bytes -= b->bytes;
+  owner->live_blocks -= b->count;
+  if (is_free) {
+    s->threads[free_slot].frees += b->count;
+    s->a->frees += b->count;
+  }
+  if (temporary) {
+    site->temporary += b->count;
+    owner->temporary += b->count;
+    s->a->temporary += b->count;
+  }
+  s->heap -= b->bytes;
+  s->live_blocks -= b->count;
+  if (s->want_blocks && (b->ordinal >> 16) <= s->peak_ordinal) {
+    if (s->ngrave == s->grave_cap) {
+      s->grave_cap = s->grave_cap ? s->grave_cap * 2 : 1024;
+      s->grave = xrealloc(s->grave, s->grave_cap * sizeof *s->grave);
+    }
+    s->grave[s->ngrave++] = (hh_live_block){b->addr, b->bytes};
+  }
+  table_remove(&s->live, b);
+}
+
+static void acquire(state *s, const hh_event *ev, uint32_t slot, bool counts) {
+  size_t idx = site_slot(s, ev->stack);
+  acc *site = site_acc(s, idx);
+  acc *th = &s->threads[slot];
+  uint32_t n = est_count(s, ev->size, ev->weight);
+  touch(s, site);
+  touch(s, th);
+  if (counts) {
+    site->allocations += n;
+    th->allocations += n;
+  }
+  site->bytes += ev->weight;
+  th->bytes += ev->weight;
+  site->live_bytes += ev->weight;
+  site->live_blocks += n;
+  th->live_bytes += ev->weight;
+  th->live_blocks += n;
+  s->a->bytes_allocated += ev->weight;
+  unsigned k = size_bucket(ev->size);
+  s->a->histogram.count[k] += n;
+  s->a->histogram.bytes[k] += ev->weight;
+  s->heap += ev->weight;
+  s->live_blocks += n;
+  s->ordinal++;
+  block b = {ev->addr, ev->weight, s->ordinal << 16 | slot, (uint32_t)idx, n};
+  if (ev->addr) table_insert_new(&s->live, &b);
+  s->last_alloc = ev->addr;
+}
+
+static void new_max_check(state *s, uint64_t t) {
+  if (s->heap > s->a->peak_bytes) {
+    s->a->peak_bytes = s->heap;
+    s->a->peak_blocks = s->live_blocks;
+    s->a->peak_time_ns = t;
+    s->at_peak = true;
+    s->peak_ordinal = s->ordinal;
+    s->ngrave = 0;
+  }
+}
+
+static void on_event(state *s, const hh_event *ev) {
+  hh_analysis *a = s->a;
+  uint64_t before = s->heap;
+  uint32_t slot = thread_slot(s, ev->thread);
+  switch (ev->kind) {
+    case HH_EV_ALLOC: {
+      block *old = s->live.n ? table_find(&s->live, ev->addr) : NULL;
+      if (old || ev->weight == 0) freeze(s);
+      if (old) release(s, old, slot, false, false); /* its free was not recorded */
+      a->allocations += est_count(s, ev->size, ev->weight);
+      acquire(s, ev, slot, true);
+      break;
+    }
+    case HH_EV_FREE: {
+      block *b = table_find(&s->live, ev->addr);
+      if (!b) {
+        a->unknown_frees++;
+        a->frees++;
+        s->threads[slot].frees++;
+        return;
+      }
+      freeze(s);
+      release(s, b, slot, true, b->addr == s->last_alloc);
+      s->last_alloc = 0;
+      break;
+    }
+    case HH_EV_REALLOC: {
+      freeze(s);
+      a->reallocs++;
+      block *b = table_find(&s->live, ev->old_addr);
+      bool counts = true;
+      if (b) {
+        counts = ev->addr != ev->old_addr || ev->weight > b->bytes; /* moved or grew */
+        release(s, b, slot, false, b->addr == s->last_alloc); /* not a free in the totals */
+        s->last_alloc = 0;
+      } else {
+        a->unknown_frees++;
+      }
+      block *dup = ev->addr != ev->old_addr ? table_find(&s->live, ev->addr) : NULL;
+      if (dup) release(s, dup, slot, false, false);
+      acquire(s, ev, slot, counts);
+      break;
+    }
+    default:
+      return;
+  }
+  new_max_check(s, ev->time);
+  tl_record(s, ev->time, before, s->heap);
+}
+
+/* ---- progress ------------------------------------------------------------- */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct progress {
+  bool on, shown;
+  double start;
+  int last_pct;
+} progress;
+
+static void progress_tick(progress *p, uint64_t offset, uint64_t size) {
+  if (!p->on) return;
+  double t = now_s() - p->start;
+  if (t < 1.0) return;
+  if (!size) return;
+  int pct = (int)(100.0 * (double)offset / (double)size);
+  if (pct > 100) pct = 100;
+  if (p->shown && pct == p->last_pct) return;
+  p->shown = true;
+  p->last_pct = pct;
+  char bar[41];
+  int fill = pct * 40 / 100;
+  for (int i = 0; i < 40; i++) bar[i] = i < fill ? '#' : '.';
+  bar[40] = 0;
+  fprintf(stderr, "\rheaphook: analysing [%s] %3d%%", bar, pct);
+  fflush(stderr);
+}
+
+static void progress_done(progress *p) {
+  if (p->shown) {
+    fprintf(stderr, "\r%60s\r", "");
+    fflush(stderr);
+  }
+}
+
+/* ---- the pass ------------------------------------------------------------- */
+
+static int cmp_block(const void *x, const void *y) {
+  const hh_live_block *a = x, *b = y;
+  return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static void add_rss(state *s, uint64_t t, uint64_t rss) {
+  hh_analysis *a = s->a;
+  if (rss > a->peak_rss_bytes) a->peak_rss_bytes = rss;
+  if (a->nrss == s->rss_limit) { /* halve: max of pairs */
+    size_t n = 0;
+    for (size_t i = 0; i < a->nrss; i += 2) {
+      hh_rss_point p = a->rss[i];
+      if (i + 1 < a->nrss && a->rss[i + 1].rss_bytes > p.rss_bytes) p.rss_bytes = a->rss[i + 1].rss_bytes;
+      a->rss[n++] = p;
+    }
+    a->nrss = n;
+  }
+  if (a->nrss == s->rss_cap) {
+    s->rss_cap = s->rss_cap ? s->rss_cap * 2 : 256;
+    a->rss = xrealloc(a->rss, s->rss_cap * sizeof *a->rss);
+  }
+  a->rss[a->nrss++] = (hh_rss_point){t, rss};
+}
+
+/* ---- the reading thread ---------------------------------------------------
+ * Reading (file, zstd, records, the time-ordered merge) runs in a thread of
+ * its own and hands the events over in batches; the analysis never touches
+ * the reader's tables until that thread is done. */
+#define FEED_BATCH 4096
+#define FEED_BATCHES 8
+
+typedef struct feed {
+  hh_reader *r;
+  hh_merge *m;
+  pthread_mutex_t mu;
+  pthread_cond_t not_full, not_empty;
+  hh_event *buf[FEED_BATCHES];
+  size_t len[FEED_BATCHES];
+  size_t head, count;
+  bool done;
+  uint64_t offset; /* file bytes read, for the progress bar (atomic) */
+} feed;
+
+/* Fills b with the next events the analysis wants; returns how many (fewer
+ * than FEED_BATCH only at the end). */
+static size_t feed_fill(feed *f, hh_event *b) {
+  size_t n = 0;
+  while (n < FEED_BATCH && hh_merge_next(f->m, &b[n])) {
+    hh_ev_kind k = b[n].kind;
+    if (k == HH_EV_STACK || k == HH_EV_MODULE_LOAD || k == HH_EV_MODULE_UNLOAD || k == HH_EV_COMMAND) continue;
+    n++;
+  }
+  __atomic_store_n(&f->offset, hh_reader_offset(f->r), __ATOMIC_RELAXED);
+  return n;
+}
+
+static void *feed_main(void *arg) {
+  feed *f = arg;
+  for (;;) {
+    pthread_mutex_lock(&f->mu);
+    while (f->count == FEED_BATCHES) pthread_cond_wait(&f->not_full, &f->mu);
+    size_t slot = (f->head + f->count) % FEED_BATCHES;
+    pthread_mutex_unlock(&f->mu);
+    size_t n = feed_fill(f, f->buf[slot]);
+    pthread_mutex_lock(&f->mu);
+    f->len[slot] = n;
+    if (n) f->count++;
+    if (n < FEED_BATCH) f->done = true;
+    pthread_cond_signal(&f->not_empty);
+    pthread_mutex_unlock(&f->mu);
+    if (n < FEED_BATCH) return NULL;
+  }
+}
+
+typedef struct pass_state {
+  uint64_t last_time, end_time;
+  bool end;
+} pass_state;
+
+static void consume(state *s, pass_state *p, const hh_event *evs, size_t n) {
+  hh_analysis *a = s->a;
+  for (size_t i = 0; i < n; i++) {
+    const hh_event *ev = &evs[i];
+    switch (ev->kind) {
+      case HH_EV_ALLOC:
+      case HH_EV_FREE:
+      case HH_EV_REALLOC:
+        a->events++;
+        on_event(s, ev);
+        if (ev->time > p->last_time) p->last_time = ev->time;
+        break;
+      case HH_EV_RSS:
+        add_rss(s, ev->time, ev->u.rss);
+        if (ev->time > p->last_time) p->last_time = ev->time;
+        break;
+      case HH_EV_MARKER:
+        if (a->nmarkers == s->markers_cap) {
+          s->markers_cap = s->markers_cap ? s->markers_cap * 2 : 16;
+          a->markers = xrealloc(a->markers, s->markers_cap * sizeof *a->markers);
+        }
+        a->markers[a->nmarkers++] = (hh_marker_at){ev->time, ev->u.marker};
+        if (ev->time > p->last_time) p->last_time = ev->time;
+        break;
+      case HH_EV_THREAD:
+        thread_slot(s, ev->u.thread->index); /* threads that never allocate are listed too */
+        break;
+      case HH_EV_END:
+        p->end = true;
+        p->end_time = ev->time;
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+static void state_free(state *s) {
+  free(s->sites);
+  free(s->site_stack);
+  free(s->smap_keys);
+  free(s->smap_vals);
+  free(s->threads);
+  free(s->thread_index);
+  free(s->live.slots);
+  free(s->grave);
+}
+
+int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, char *err, size_t err_size) {
+  static const hh_analyze_options defaults = {0};
+  if (!opt) opt = &defaults;
+  *out = NULL;
+  hh_analysis *a = xcalloc(1, sizeof *a);
+  state s = {0};
+  s.r = r;
+  s.a = a;
+  s.sampled = (hh_reader_header(r)->flags & HH_TRACE_FLAG_SAMPLED) != 0;
+  s.want_blocks = opt->peak_blocks;
+  s.tl_cap = opt->max_points ? opt->max_points : 2000;
+  if (s.tl_cap < 2) s.tl_cap = 2;
+  s.tl = xcalloc(s.tl_cap, sizeof *s.tl);
+  s.sites_cap = 1024;
+  s.nsites = 1;
+  s.sites = xcalloc(s.sites_cap, sizeof *s.sites);
+  s.site_stack = xcalloc(s.sites_cap, sizeof *s.site_stack);
+  s.rss_limit = 2 * s.tl_cap;
+  a->reader = r;
+  a->sampled = s.sampled;
+  a->sample_bytes = hh_reader_header(r)->sample_bytes;
+  pass_state pass = {0};
+
+  progress prog = {.on = opt->progress && isatty(2), .start = now_s()};
+  feed f = {0};
+  f.m = hh_merge_new(r, 0);
+  f.r = r;
+  pthread_mutex_init(&f.mu, NULL);
+  pthread_cond_init(&f.not_full, NULL);
+  pthread_cond_init(&f.not_empty, NULL);
+  for (int i = 0; i < FEED_BATCHES; i++) f.buf[i] = xcalloc(FEED_BATCH, sizeof *f.buf[i]);
+  pthread_t reader_thread;
+  bool threaded = pthread_create(&reader_thread, NULL, feed_main, &f) == 0;
+  for (;;) {
+    size_t slot, len;
+    if (threaded) {
+      pthread_mutex_lock(&f.mu);
+      while (f.count == 0 && !f.done) pthread_cond_wait(&f.not_empty, &f.mu);
+      if (f.count == 0) {
+        pthread_mutex_unlock(&f.mu);
+        break;
+      }
+      slot = f.head;
+      len = f.len[slot];
+      pthread_mutex_unlock(&f.mu);
+    } else { /* no thread: read here */
+      slot = 0;
+      len = feed_fill(&f, f.buf[0]);
+      if (!len) break;
+    }
+    consume(&s, &pass, f.buf[slot], len);
+    if (prog.on) progress_tick(&prog, __atomic_load_n(&f.offset, __ATOMIC_RELAXED), hh_reader_file_size(r));
+    if (threaded) {
+      pthread_mutex_lock(&f.mu);
+      f.head = (f.head + 1) % FEED_BATCHES;
+      f.count--;
+      pthread_cond_signal(&f.not_full);
+      pthread_mutex_unlock(&f.mu);
+    }
+  }
+  if (threaded) pthread_join(reader_thread, NULL);
+  progress_done(&prog);
+  a->late_events = hh_merge_late(f.m);
+  hh_merge_free(f.m);
+  for (int i = 0; i < FEED_BATCHES; i++) free(f.buf[i]);
+  pthread_mutex_destroy(&f.mu);
+  pthread_cond_destroy(&f.not_full);
+  pthread_cond_destroy(&f.not_empty);
+
+  a->status = hh_reader_status(r);
+  a->status_message = hh_reader_message(r);
+  if (a->status != HH_READ_OK && a->status != HH_READ_NO_END && hh_reader_chunks(r) == 0) {
+    if (err && err_size) snprintf(err, err_size, "%s", hh_reader_message(r));
+    free(s.tl);
+    state_free(&s);
+    hh_analysis_free(a);
+    return -1;
+  }
+  a->duration_ns = pass.end && pass.end_time > pass.last_time ? pass.end_time : pass.last_time;
+  a->leaked_bytes = s.heap;
+  a->leaked_blocks = s.live_blocks;
+
+  /* sites */
+  size_t nsites = 0;
+  for (size_t i = 0; i < s.nsites; i++) nsites += s.sites[i].allocations || s.sites[i].bytes || s.sites[i].live_blocks;
+  a->sites = xcalloc(nsites, sizeof *a->sites);
+  for (size_t i = 0; i < s.nsites; i++) {
+    const acc *x = &s.sites[i];
+    if (!(x->allocations || x->bytes || x->live_blocks)) continue;
+    hh_site *o = &a->sites[a->nsites++];
+    o->stack = s.site_stack[i];
+    o->allocations = x->allocations;
+    o->bytes = x->bytes;
+    o->temporary = x->temporary;
+    o->peak_bytes = peak_of(&s, x, false);
+    o->peak_blocks = peak_of(&s, x, true);
+    o->leaked_bytes = x->live_bytes;
+    o->leaked_blocks = x->live_blocks;
+  }
+
+  /* threads, in order of first appearance */
+  a->threads = xcalloc(s.nthreads, sizeof *a->threads);
+  a->nthreads = s.nthreads;
+  for (size_t i = 0; i < s.nthreads; i++) {
+    const acc *x = &s.threads[i];
+    hh_thread_stats *o = &a->threads[i];
+    const hh_trace_thread *t = hh_reader_thread(r, s.thread_index[i]);
+    o->index = s.thread_index[i];
+    o->tid = t ? t->tid : 0;
+    o->name = t ? t->name : "";
+    o->allocations = x->allocations;
+    o->frees = x->frees;
+    o->bytes = x->bytes;
+    o->peak_bytes = peak_of(&s, x, false);
+    o->temporary = x->temporary;
+    o->leaked_bytes = x->live_bytes;
+    o->leaked_blocks = x->live_blocks;
+  }
+
+  /* timeline: extend to the end, then the points */
+  if (a->duration_ns) tl_record(&s, a->duration_ns, s.heap, s.heap);
+  a->timeline = xcalloc(s.tl_n, sizeof *a->timeline);
+  a->npoints = s.tl_n;
+  for (size_t i = 0; i < s.tl_n; i++) a->timeline[i] = (hh_point){(uint64_t)i << s.tl_shift, s.tl[i]};
+  free(s.tl);
+
+  /* blocks live at the peak */
+  if (s.want_blocks) {
+    size_t nb = s.ngrave;
+    for (size_t i = 0; i < s.live.cap; i++)
+      if (s.live.slots[i].addr && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal)) nb++;
+    a->peak_block_list = xcalloc(nb, sizeof *a->peak_block_list);
+    if (s.ngrave) memcpy(a->peak_block_list, s.grave, s.ngrave * sizeof *s.grave);
+    a->npeak_blocks = s.ngrave;
+    for (size_t i = 0; i < s.live.cap; i++)
+      if (s.live.slots[i].addr && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal))
+        a->peak_block_list[a->npeak_blocks++] = (hh_live_block){s.live.slots[i].addr, s.live.slots[i].bytes};
+    qsort(a->peak_block_list, a->npeak_blocks, sizeof *a->peak_block_list, cmp_block);
+  }
+
+  state_free(&s);
+  *out = a;
+  return 0;
+}
+
+void hh_analysis_free(hh_analysis *a) {
+  if (!a) return;
+  free(a->sites);
+  free(a->threads);
+  free(a->markers);
+  free(a->timeline);
+  free(a->rss);
+  free(a->peak_block_list);
+  free(a);
+}
+
+/* ---- ranking -------------------------------------------------------------- */
+
+static int cmp_site(const void *x, const void *y, void *arg) {
+  hh_cost cost = *(const hh_cost *)arg;
+  const hh_site *a = *(const hh_site *const *)x, *b = *(const hh_site *const *)y;
+  uint64_t ca = hh_site_cost(a, cost), cb = hh_site_cost(b, cost);
+  if (ca != cb) return ca > cb ? -1 : 1;
+  return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+size_t hh_sites_by(const hh_analysis *a, hh_cost cost, hh_site ***out) {
+  hh_site **v = xcalloc(a->nsites, sizeof *v);
+  size_t n = 0;
+  for (size_t i = 0; i < a->nsites; i++)
+    if (hh_site_cost(&a->sites[i], cost)) v[n++] = &a->sites[i];
+  qsort_r(v, n, sizeof *v, cmp_site, &cost);
+  *out = v;
+  return n;
+}

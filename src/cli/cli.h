@@ -1,0 +1,43 @@
+/* Shared pieces of the heaphook command (src/cli/): the command table,
+ * usage errors, number formatting, opening traces with clear messages. */
+#ifndef HH_CLI_H
+#define HH_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace/reader.h"
+
+#define HH_COMMAND(name, summary) int hh_cmd_##name(int argc, char **argv);
+#include "commands.def"
+#undef HH_COMMAND
+
+/* Exit statuses: 0 fine, 1 the work failed (unreadable or damaged trace),
+ * 2 bad usage. `heaphook run` exits with its program's status. */
+enum { HH_EXIT_OK = 0, HH_EXIT_FAIL = 1, HH_EXIT_USAGE = 2 };
+
+/* Prints "heaphook[ cmd]: <message>" and the usage to stderr; returns 2. */
+int hh_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prints "heaphook[ cmd]: <message>" to stderr. */
+void hh_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Whether argv[1..] asks for help ("-h" or "--help" before any "--"). */
+bool hh_cli_wants_help(int argc, char **argv);
+
+/* "1.5 MiB", "512 B" */
+const char *hh_cli_bytes(char *buf, size_t size, uint64_t bytes);
+/* "12.345 s" / "1.234 ms" style, from ns */
+const char *hh_cli_duration(char *buf, size_t size, uint64_t ns);
+
+/* Opens a trace; on failure prints the reader's one-line message and
+ * returns NULL. */
+hh_reader *hh_cli_open_trace(const char *cmd, const char *path);
+/* After reading: prints the reader's status message when it is not OK.
+ * Returns the exit status it implies: 0 for a complete trace or one with no
+ * END record (a killed program's), 1 for a cut short or damaged one. */
+int hh_cli_report_status(const char *cmd, const hh_reader *r);
+
+#endif

@@ -1,0 +1,346 @@
+/* `heaphook diff A B`: what grew and what shrank between two traces, by
+ * call site. Stack ids differ between traces, so sites are matched by their
+ * symbolized, folded stacks (function names outermost to innermost,
+ * allocator frames left out; hh_report_site_key): sites of one trace with
+ * the same key are added up. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+#include "cli.h"
+#include "report_common.h"
+#include "symbolize/symbolize.h"
+
+static const char usage[] =
+    "usage: heaphook diff [--json] [--top N] [--frames N] A B\n"
+    "\n"
+    "Compares two traces (e.g. before and after a change) call site by call site:\n"
+    "allocations, bytes allocated, bytes at the peak and bytes leaked at exit in A, in\n"
+    "B, and the difference B - A. Call sites are matched by their stacks' function\n"
+    "names (stack ids and line numbers may differ between the runs), and listed by\n"
+    "the size of the change of their bytes at the peak: first what grew, then what\n"
+    "shrank. A totals line compares the whole runs.\n"
+    "\n"
+    "Exits 1 when either trace is cut short or damaged (after printing the diff).\n"
+    "\n"
+    "options:\n"
+    "  --json       the same content as JSON (docs/report-json.md, \"heaphook-diff\")\n"
+    "  --top N      call sites per list (default 20; 0: all)\n"
+    "  --frames N   stack frames shown per call site (default 5)\n"
+    "  -h, --help   this help\n";
+
+typedef struct side {
+  uint64_t allocations, bytes, peak_bytes, leaked_bytes, leaked_blocks, temporary;
+} side;
+
+typedef struct row {
+  char *key;
+  side v[2];
+  /* a representative stack, for the frames shown */
+  int trace;
+  uint64_t stack;
+} row;
+
+typedef struct rows {
+  row *v;
+  size_t n, cap;
+  /* key -> position + 1, open addressing */
+  size_t *slots;
+  size_t nslots;
+} rows;
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+static row *rows_get(rows *t, char *key, int trace, uint64_t stack) {
+  if ((t->n + 1) * 2 > t->nslots) {
+    size_t ns = t->nslots ? t->nslots * 2 : 256;
+    size_t *slots = calloc(ns, sizeof *slots);
+    if (!slots) abort();
+    for (size_t i = 0; i < t->n; i++) {
+      size_t j = hash_str(t->v[i].key) & (ns - 1);
+      while (slots[j]) j = (j + 1) & (ns - 1);
+      slots[j] = i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = ns;
+  }
+  size_t j = hash_str(key) & (t->nslots - 1);
+  for (; t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
+    row *r = &t->v[t->slots[j] - 1];
+    if (strcmp(r->key, key) == 0) {
+      free(key);
+      return r;
+    }
+  }
+  if (t->n == t->cap) {
+    t->cap = t->cap ? t->cap * 2 : 256;
+    t->v = realloc(t->v, t->cap * sizeof *t->v);
+    if (!t->v) abort();
+  }
+  row *r = &t->v[t->n];
+  memset(r, 0, sizeof *r);
+  r->key = key;
+  r->trace = trace;
+  r->stack = stack;
+  t->slots[j] = ++t->n;
+  return r;
+}
+
+typedef struct input {
+  const char *path;
+  hh_reader *r;
+  hh_analysis *a;
+  hh_symbolizer *sym;
+} input;
+
+static void warn_cb(void *arg, const char *message) {
+  fprintf(stderr, "heaphook diff: warning: %s: %s\n", (const char *)arg, message);
+}
+
+static int64_t delta(uint64_t a, uint64_t b) { return (int64_t)(b - a); }
+static uint64_t mag(int64_t d) { return d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d; }
+
+static int cmp_row(const void *x, const void *y) {
+  const row *a = *(const row *const *)x, *b = *(const row *const *)y;
+  uint64_t ma = mag(delta(a->v[0].peak_bytes, a->v[1].peak_bytes)),
+           mb = mag(delta(b->v[0].peak_bytes, b->v[1].peak_bytes));
+  if (ma != mb) return ma > mb ? -1 : 1;
+  ma = mag(delta(a->v[0].leaked_bytes, a->v[1].leaked_bytes));
+  mb = mag(delta(b->v[0].leaked_bytes, b->v[1].leaked_bytes));
+  if (ma != mb) return ma > mb ? -1 : 1;
+  ma = mag(delta(a->v[0].bytes, a->v[1].bytes));
+  mb = mag(delta(b->v[0].bytes, b->v[1].bytes));
+  if (ma != mb) return ma > mb ? -1 : 1;
+  return strcmp(a->key, b->key);
+}
+
+/* How a row changed: 1 grew, -1 shrank, 0 the same (by peak, then leaked,
+ * then bytes allocated, then allocations). */
+static int direction(const row *r) {
+  int64_t d[4] = {delta(r->v[0].peak_bytes, r->v[1].peak_bytes), delta(r->v[0].leaked_bytes, r->v[1].leaked_bytes),
+                  delta(r->v[0].bytes, r->v[1].bytes), delta(r->v[0].allocations, r->v[1].allocations)};
+  for (int i = 0; i < 4; i++)
+    if (d[i]) return d[i] > 0 ? 1 : -1;
+  return 0;
+}
+
+static void put_change(FILE *out, const char *what, uint64_t a, uint64_t b) {
+  fprintf(out, "%s %+" PRId64 " (%" PRIu64 " -> %" PRIu64 ")", what, delta(a, b), a, b);
+}
+
+static void text_row(FILE *out, const row *r, input *in, size_t frames) {
+  fputs("  ", out);
+  put_change(out, "peak bytes", r->v[0].peak_bytes, r->v[1].peak_bytes);
+  fputs(", ", out);
+  put_change(out, "leaked bytes", r->v[0].leaked_bytes, r->v[1].leaked_bytes);
+  fputs(", ", out);
+  put_change(out, "allocations", r->v[0].allocations, r->v[1].allocations);
+  fputs(", ", out);
+  put_change(out, "bytes allocated", r->v[0].bytes, r->v[1].bytes);
+  fputc('\n', out);
+  const hh_frame *f[HH_REPORT_MAX_FRAMES];
+  size_t n = hh_report_frames(in[r->trace].sym, in[r->trace].r, r->stack, f, HH_REPORT_MAX_FRAMES);
+  if (!n) fputs("        [no stack recorded]\n", out);
+  size_t show = frames && n > frames ? frames : n;
+  for (size_t i = 0; i < show; i++) {
+    fputs("        ", out);
+    hh_report_put_frame(out, f[i]);
+    fputc('\n', out);
+  }
+  if (show < n) fprintf(out, "        ... %zu more frames\n", n - show);
+}
+
+static void json_side(FILE *out, const side *s) {
+  fprintf(out,
+          "{\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
+          ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 "}",
+          s->allocations, s->bytes, s->temporary, s->peak_bytes, s->leaked_bytes, s->leaked_blocks);
+}
+
+static void json_delta(FILE *out, const side *a, const side *b) {
+  fprintf(out,
+          "{\"allocations\": %" PRId64 ", \"bytes\": %" PRId64 ", \"temporary\": %" PRId64 ", \"peak_bytes\": %" PRId64
+          ", \"leaked_bytes\": %" PRId64 ", \"leaked_blocks\": %" PRId64 "}",
+          delta(a->allocations, b->allocations), delta(a->bytes, b->bytes), delta(a->temporary, b->temporary),
+          delta(a->peak_bytes, b->peak_bytes), delta(a->leaked_bytes, b->leaked_bytes),
+          delta(a->leaked_blocks, b->leaked_blocks));
+}
+
+static side totals_of(const hh_analysis *a) {
+  side s = {a->allocations, a->bytes_allocated, a->peak_bytes, a->leaked_bytes, a->leaked_blocks, a->temporary};
+  return s;
+}
+
+static int parse_count(const char *s, size_t *out) {
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (!*s || *end || s[0] == '-') return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+int hh_cmd_diff(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, 'j'},   {"top", required_argument, NULL, 't'},
+      {"frames", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  bool json = false;
+  size_t top = 20, frames = 5;
+  opterr = 0;
+  optind = 1;
+  int ch;
+  while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (ch) {
+      case 'j':
+        json = true;
+        break;
+      case 't':
+        if (parse_count(optarg, &top)) return hh_cli_usage_error("diff", usage, "--top wants a number, not \"%s\"", optarg);
+        break;
+      case 'f':
+        if (parse_count(optarg, &frames))
+          return hh_cli_usage_error("diff", usage, "--frames wants a number, not \"%s\"", optarg);
+        break;
+      case 'h':
+        fputs(usage, stdout);
+        return HH_EXIT_OK;
+      case ':':
+        return hh_cli_usage_error("diff", usage, "%s needs a value", argv[optind - 1]);
+      default:
+        return hh_cli_usage_error("diff", usage, "unknown option %s", argv[optind - 1]);
+    }
+  }
+  if (argc - optind != 2) return hh_cli_usage_error("diff", usage, "two traces wanted, A and B");
+
+  input in[2] = {{0}};
+  int rc = HH_EXIT_OK;
+  rows t = {0};
+  for (int k = 0; k < 2; k++) {
+    in[k].path = argv[optind + k];
+    in[k].r = hh_cli_open_trace("diff", in[k].path);
+    if (!in[k].r) {
+      rc = HH_EXIT_FAIL;
+      goto done;
+    }
+    char err[512];
+    hh_analyze_options opt = {.progress = true};
+    if (hh_analyze(in[k].r, &opt, &in[k].a, err, sizeof err) != 0) {
+      hh_cli_error("diff", "%s", err);
+      rc = HH_EXIT_FAIL;
+      goto done;
+    }
+    in[k].sym = hh_sym_new(warn_cb, (void *)in[k].path);
+    hh_sym_sync(in[k].sym, in[k].r);
+    for (size_t i = 0; i < in[k].a->nsites; i++) {
+      const hh_site *s = &in[k].a->sites[i];
+      row *r = rows_get(&t, hh_report_site_key(in[k].sym, in[k].r, s->stack), k, s->stack);
+      side *v = &r->v[k];
+      v->allocations += s->allocations;
+      v->bytes += s->bytes;
+      v->temporary += s->temporary;
+      v->peak_bytes += s->peak_bytes;
+      v->leaked_bytes += s->leaked_bytes;
+      v->leaked_blocks += s->leaked_blocks;
+    }
+  }
+  {
+    row **order = calloc(t.n ? t.n : 1, sizeof *order);
+    if (!order) abort();
+    size_t ngrew = 0, nshrank = 0, n = 0;
+    for (size_t i = 0; i < t.n; i++) {
+      int d = direction(&t.v[i]);
+      if (d == 0) continue;
+      order[n++] = &t.v[i];
+      if (d > 0)
+        ngrew++;
+      else
+        nshrank++;
+    }
+    qsort(order, n, sizeof *order, cmp_row);
+    side ta = totals_of(in[0].a), tb = totals_of(in[1].a);
+    FILE *out = stdout;
+    if (json) {
+      fputs("{\n  \"schema\": \"heaphook-diff\",\n  \"version\": 1,\n  \"a\": {\"path\": ", out);
+      hh_report_json_string(out, in[0].path);
+      fprintf(out, ", \"status\": \"%s\"}, \"b\": {\"path\": ", hh_report_status_word(in[0].a->status));
+      hh_report_json_string(out, in[1].path);
+      fprintf(out, ", \"status\": \"%s\"},\n  \"totals\": {\"a\": ", hh_report_status_word(in[1].a->status));
+      json_side(out, &ta);
+      fputs(", \"b\": ", out);
+      json_side(out, &tb);
+      fputs(", \"delta\": ", out);
+      json_delta(out, &ta, &tb);
+      fprintf(out, "},\n  \"sites_changed\": %zu, \"sites_grew\": %zu, \"sites_shrank\": %zu,\n  \"sites\": [", n,
+              ngrew, nshrank);
+      size_t show = top && n > top ? top : n;
+      for (size_t i = 0; i < show; i++) {
+        const row *r = order[i];
+        fputs(i ? ",\n    {\"key\": " : "\n    {\"key\": ", out);
+        hh_report_json_string(out, r->key);
+        fputs(", \"a\": ", out);
+        json_side(out, &r->v[0]);
+        fputs(", \"b\": ", out);
+        json_side(out, &r->v[1]);
+        fputs(", \"delta\": ", out);
+        json_delta(out, &r->v[0], &r->v[1]);
+        fputs(",\n     \"frames\": ", out);
+        const hh_frame *f[HH_REPORT_MAX_FRAMES];
+        size_t nf = hh_report_frames(in[r->trace].sym, in[r->trace].r, r->stack, f, HH_REPORT_MAX_FRAMES);
+        hh_report_json_frames(out, f, nf);
+        fputc('}', out);
+      }
+      fputs(show ? "\n  ]\n}\n" : "]\n}\n", out);
+    } else {
+      fprintf(out, "heaphook diff: A = %s, B = %s\n", in[0].path, in[1].path);
+      for (int k = 0; k < 2; k++)
+        if (in[k].a->status != HH_READ_OK)
+          fprintf(out, "%s: %s: %s\n", in[k].a->status == HH_READ_NO_END ? "warning" : "error", k ? "B" : "A",
+                  in[k].a->status_message);
+      fputs("totals: ", out);
+      put_change(out, "peak bytes", ta.peak_bytes, tb.peak_bytes);
+      fputs(", ", out);
+      put_change(out, "leaked bytes", ta.leaked_bytes, tb.leaked_bytes);
+      fputs(", ", out);
+      put_change(out, "allocations", ta.allocations, tb.allocations);
+      fputs(", ", out);
+      put_change(out, "bytes allocated", ta.bytes, tb.bytes);
+      fputc('\n', out);
+      for (int dir = 1; dir >= -1; dir -= 2) {
+        size_t total = dir > 0 ? ngrew : nshrank, shown = 0;
+        fprintf(out, "\n%s (%zu call sites)%s\n", dir > 0 ? "grew" : "shrank", total, total ? ":" : "");
+        for (size_t i = 0; i < n && (!top || shown < top); i++) {
+          if (direction(order[i]) != dir) continue;
+          text_row(out, order[i], in, frames);
+          shown++;
+        }
+        if (shown < total) fprintf(out, "  ... %zu more\n", total - shown);
+      }
+    }
+    fflush(out);
+    free(order);
+  }
+  for (int k = 0; k < 2; k++) {
+    int s = hh_cli_report_status("diff", in[k].r);
+    if (s > rc) rc = s;
+  }
+done:
+  for (size_t i = 0; i < t.n; i++) free(t.v[i].key);
+  free(t.v);
+  free(t.slots);
+  for (int k = 0; k < 2; k++) {
+    hh_sym_free(in[k].sym);
+    hh_analysis_free(in[k].a);
+    hh_reader_close(in[k].r);
+  }
+  return rc;
+}

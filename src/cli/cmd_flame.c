@@ -1,0 +1,95 @@
+/* `heaphook flame`: the call sites' stacks weighed by a cost, as collapsed
+ * stacks (flamegraph.pl, inferno, speedscope) or an SVG flame graph
+ * (flame.c). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "render.h"
+
+static const char usage[] =
+    "usage: heaphook flame [--cost peak|allocations|temporary|leaked] [--svg] [-o OUT] TRACE\n"
+    "\n"
+    "Writes every call site's stack, outermost frame first, with its cost:\n"
+    "  main;parse;read_line 4096\n"
+    "(the collapsed stacks that flamegraph.pl, inferno and speedscope read), or with\n"
+    "--svg a flame graph whose boxes show each function's cost on hover. Allocator\n"
+    "and heaphook frames are left out.\n"
+    "\n"
+    "costs:\n"
+    "  peak          bytes held at the heap's peak (the default)\n"
+    "  allocations   number of allocations\n"
+    "  temporary     allocations freed before any other allocation\n"
+    "  leaked        bytes still allocated at exit\n"
+    "  bytes         bytes allocated in all\n"
+    "\n"
+    "options:\n"
+    "  --cost COST         what the widths show\n"
+    "  --svg               an SVG flame graph instead of collapsed stacks\n"
+    "  -o, --output FILE   where to write (default: standard output)\n"
+    "  -h, --help          this help\n";
+
+int hh_cmd_flame(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"cost", required_argument, NULL, 'c'},
+      {"svg", no_argument, NULL, 's'},
+      {"output", required_argument, NULL, 'o'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *output = NULL;
+  hh_cost cost = HH_COST_PEAK;
+  bool svg = false;
+  opterr = 0;
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+    switch (c) {
+      case 'c':
+        if (hh_cost_parse(optarg, &cost) != 0)
+          return hh_cli_usage_error("flame", usage, "unknown cost \"%s\"", optarg);
+        break;
+      case 's':
+        svg = true;
+        break;
+      case 'o':
+        output = optarg;
+        break;
+      case 'h':
+        fputs(usage, stdout);
+        return HH_EXIT_OK;
+      case ':':
+        return hh_cli_usage_error("flame", usage, "%s needs a value", argv[optind - 1]);
+      default:
+        return hh_cli_usage_error("flame", usage, "unknown option %s", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc) return hh_cli_usage_error("flame", usage, "no trace given");
+  if (optind + 1 < argc)
+    return hh_cli_usage_error("flame", usage, "one trace at a time (got \"%s\" too)", argv[optind + 1]);
+  hh_loaded l;
+  int rc = hh_load("flame", argv[optind], true, &l);
+  if (rc != 0) return rc;
+  bool to_stdout = !output || strcmp(output, "-") == 0;
+  FILE *out = to_stdout ? stdout : fopen(output, "w");
+  if (!out) {
+    hh_cli_error("flame", "cannot write %s: %s", output, strerror(errno));
+    hh_loaded_free(&l);
+    return HH_EXIT_FAIL;
+  }
+  char title[512];
+  snprintf(title, sizeof title, "%s: %s", hh_cost_name(cost), l.command);
+  int wrc =
+      svg ? hh_write_flame_svg(out, &l.profile, cost, title) : hh_write_collapsed(out, &l.profile, cost);
+  if (wrc != 0) hh_cli_error("flame", "out of memory");
+  if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0)) {
+    hh_cli_error("flame", "cannot write %s: %s", to_stdout ? "standard output" : output, strerror(errno));
+    wrc = -1;
+  }
+  rc = wrc != 0 ? HH_EXIT_FAIL : l.status;
+  hh_loaded_free(&l);
+  return rc;
+}

@@ -1,0 +1,405 @@
+/* `heaphook report`: the analysis of a trace as text, or as JSON in the
+ * schema of docs/report-json.md. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+#include "cli.h"
+#include "report_common.h"
+#include "symbolize/symbolize.h"
+
+static const char usage[] =
+    "usage: heaphook report [--json] [--top N] [--frames N] TRACE\n"
+    "\n"
+    "Analyses TRACE (heaphook run's output) and prints: totals (allocations, frees,\n"
+    "reallocs, bytes, temporary allocations, run time); the peak of heap bytes in use,\n"
+    "when it was reached and the call sites holding it; the top call sites by bytes at\n"
+    "the peak, by number of allocations, by temporary allocations (freed right after,\n"
+    "with no other allocation in between, as heaptrack counts them) and by bytes still\n"
+    "allocated at exit; a histogram of allocation sizes; a breakdown per thread; the\n"
+    "markers. Call sites are shown with their stacks, allocator frames left out.\n"
+    "\n"
+    "A trace cut short or damaged is analysed up to where it breaks off; the report\n"
+    "says so in its first lines and heaphook exits with status 1.\n"
+    "\n"
+    "options:\n"
+    "  --json       the same content as JSON (schema: docs/report-json.md)\n"
+    "  --top N      call sites per list (default 10; 0: all)\n"
+    "  --frames N   stack frames shown per call site in the text report (default 5)\n"
+    "  -h, --help   this help\n";
+
+typedef struct ctx {
+  const hh_analysis *a;
+  const hh_reader *r;
+  hh_symbolizer *sym;
+  FILE *out;
+  size_t top, frames;
+  uint64_t calls; /* allocation calls of all sites (reallocs that move or grow included) */
+} ctx;
+
+static void warn_cb(void *arg, const char *message) {
+  (void)arg;
+  fprintf(stderr, "heaphook report: warning: %s\n", message);
+}
+
+static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
+
+static void put_bytes(FILE *out, uint64_t bytes) {
+  char buf[32];
+  if (bytes < 1024)
+    fprintf(out, "%" PRIu64 " bytes", bytes);
+  else
+    fprintf(out, "%" PRIu64 " bytes (%s)", bytes, hh_cli_bytes(buf, sizeof buf, bytes));
+}
+
+static const char *when(char *buf, size_t size, uint64_t ns) { return hh_cli_duration(buf, size, ns); }
+
+/* ---- text ----------------------------------------------------------------- */
+
+static void text_stack(const ctx *c, uint64_t stack) {
+  const hh_frame *frames[HH_REPORT_MAX_FRAMES];
+  size_t n = hh_report_frames(c->sym, c->r, stack, frames, HH_REPORT_MAX_FRAMES);
+  if (n == 0) {
+    fputs("        [no stack recorded]\n", c->out);
+    return;
+  }
+  size_t show = c->frames && n > c->frames ? c->frames : n;
+  for (size_t i = 0; i < show; i++) {
+    fputs("        ", c->out);
+    hh_report_put_frame(c->out, frames[i]);
+    fputc('\n', c->out);
+  }
+  if (show < n) fprintf(c->out, "        ... %zu more frames\n", n - show);
+}
+
+static void text_site_line(const ctx *c, hh_cost cost, size_t rank, const hh_site *s) {
+  const hh_analysis *a = c->a;
+  FILE *out = c->out;
+  fprintf(out, "  #%zu ", rank);
+  switch (cost) {
+    case HH_COST_PEAK:
+      put_bytes(out, s->peak_bytes);
+      fprintf(out, " in %" PRIu64 " blocks, %.1f%% of the peak\n", s->peak_blocks, pct(s->peak_bytes, a->peak_bytes));
+      break;
+    case HH_COST_ALLOCATIONS:
+      fprintf(out, "%" PRIu64 " allocations, %.1f%% of all; ", s->allocations, pct(s->allocations, c->calls));
+      put_bytes(out, s->bytes);
+      fputs(" in all\n", out);
+      break;
+    case HH_COST_TEMPORARY:
+      fprintf(out, "%" PRIu64 " temporary of %" PRIu64 " allocations\n", s->temporary, s->allocations);
+      break;
+    case HH_COST_LEAKED:
+      put_bytes(out, s->leaked_bytes);
+      fprintf(out, " in %" PRIu64 " blocks\n", s->leaked_blocks);
+      break;
+    case HH_COST_BYTES:
+      put_bytes(out, s->bytes);
+      fputc('\n', out);
+      break;
+  }
+  text_stack(c, s->stack);
+}
+
+static void text_ranking(const ctx *c, hh_cost cost, const char *title) {
+  hh_site **v;
+  size_t n = hh_sites_by(c->a, cost, &v);
+  fprintf(c->out, "\n%s", title);
+  if (n == 0) {
+    fputs(": none\n", c->out);
+    free(v);
+    return;
+  }
+  size_t show = c->top && n > c->top ? c->top : n;
+  if (show < n)
+    fprintf(c->out, " (top %zu of %zu call sites):\n", show, n);
+  else
+    fprintf(c->out, " (%zu call sites):\n", n);
+  for (size_t i = 0; i < show; i++) text_site_line(c, cost, i + 1, v[i]);
+  free(v);
+}
+
+static void histogram_label(char *buf, size_t size, unsigned k) {
+  char lo[32], hi[32];
+  uint64_t a = k ? (uint64_t)1 << k : 0, b = k < 63 ? ((uint64_t)1 << (k + 1)) - 1 : UINT64_MAX;
+  if (a < 1024)
+    snprintf(lo, sizeof lo, "%" PRIu64, a);
+  else
+    hh_cli_bytes(lo, sizeof lo, a);
+  if (b < 1024)
+    snprintf(hi, sizeof hi, "%" PRIu64, b);
+  else
+    hh_cli_bytes(hi, sizeof hi, b + 1);
+  snprintf(buf, size, b < 1024 ? "%s - %s B" : "%s - <%s", lo, hi);
+}
+
+static void text_report(const ctx *c, const char *path) {
+  const hh_analysis *a = c->a;
+  FILE *out = c->out;
+  const hh_trace_header *h = hh_reader_header(c->r);
+  char b1[64], b2[64];
+  fprintf(out, "heaphook report: %s (pid %" PRIu32 ")\n", path, h->pid);
+  const char *const *argv;
+  const char *exe;
+  int argc = hh_reader_command(c->r, &argv, &exe);
+  if (argc > 0) {
+    fputs("command:", out);
+    for (int i = 0; i < argc; i++) fprintf(out, " %s", argv[i]);
+    fputc('\n', out);
+  }
+  if (a->status != HH_READ_OK)
+    fprintf(out, "%s: %s; the numbers cover the run up to there\n",
+            a->status == HH_READ_NO_END ? "warning" : "error", a->status_message);
+  if (a->sampled)
+    fprintf(out, "sampled trace (one sample per %" PRIu64 " bytes on average): bytes and counts are estimates\n",
+            a->sample_bytes);
+  if (a->late_events)
+    fprintf(out, "warning: %" PRIu64 " events came too late to be put in time order\n", a->late_events);
+
+  fputs("\ntotals:\n", out);
+  fprintf(out, "  run time       %s\n", when(b1, sizeof b1, a->duration_ns));
+  fprintf(out, "  allocations    %" PRIu64 "\n", a->allocations);
+  fprintf(out, "  frees          %" PRIu64 "\n", a->frees);
+  fprintf(out, "  reallocs       %" PRIu64 "\n", a->reallocs);
+  fputs("  allocated      ", out);
+  put_bytes(out, a->bytes_allocated);
+  fputc('\n', out);
+  fprintf(out, "  temporary      %" PRIu64 " (%.1f%% of allocations)\n", a->temporary, pct(a->temporary, c->calls));
+  fputs("  peak           ", out);
+  put_bytes(out, a->peak_bytes);
+  fprintf(out, " in %" PRIu64 " blocks at %s\n", a->peak_blocks, when(b2, sizeof b2, a->peak_time_ns));
+  fputs("  leaked         ", out);
+  put_bytes(out, a->leaked_bytes);
+  fprintf(out, " in %" PRIu64 " blocks\n", a->leaked_blocks);
+  if (a->peak_rss_bytes) {
+    fputs("  peak RSS       ", out);
+    put_bytes(out, a->peak_rss_bytes);
+    fputc('\n', out);
+  }
+  if (a->unknown_frees)
+    fprintf(out, "  unknown frees  %" PRIu64 " (blocks allocated before the trace started)\n", a->unknown_frees);
+
+  text_ranking(c, HH_COST_PEAK, "peak: call sites holding the peak, by bytes");
+  text_ranking(c, HH_COST_ALLOCATIONS, "call sites by number of allocations");
+  text_ranking(c, HH_COST_TEMPORARY, "call sites by temporary allocations");
+  text_ranking(c, HH_COST_LEAKED, "call sites by bytes leaked at exit");
+
+  fputs("\nallocation sizes:\n", out);
+  uint64_t maxc = 0;
+  for (unsigned k = 0; k < HH_HISTOGRAM_BUCKETS; k++)
+    if (a->histogram.count[k] > maxc) maxc = a->histogram.count[k];
+  if (!maxc) fputs("  none\n", out);
+  for (unsigned k = 0; k < HH_HISTOGRAM_BUCKETS; k++) {
+    if (!a->histogram.count[k]) continue;
+    char label[80];
+    histogram_label(label, sizeof label, k);
+    int bar = (int)((a->histogram.count[k] * 30 + maxc - 1) / maxc);
+    fprintf(out, "  %-20s %10" PRIu64 " allocations  %-30.*s  ", label, a->histogram.count[k], bar,
+            "##############################");
+    put_bytes(out, a->histogram.bytes[k]);
+    fputc('\n', out);
+  }
+
+  fprintf(out, "\nthreads (%zu):\n", a->nthreads);
+  for (size_t i = 0; i < a->nthreads; i++) {
+    const hh_thread_stats *t = &a->threads[i];
+    fprintf(out, "  thread %" PRIu32 " \"%s\" (tid %" PRIu64 "): %" PRIu64 " allocations, %" PRIu64 " frees, ",
+            t->index, t->name ? t->name : "", t->tid, t->allocations, t->frees);
+    put_bytes(out, t->bytes);
+    fputs(" allocated, ", out);
+    put_bytes(out, t->peak_bytes);
+    fputs(" at the peak, ", out);
+    put_bytes(out, t->leaked_bytes);
+    fputs(" leaked\n", out);
+  }
+
+  fprintf(out, "\nmarkers (%zu):\n", a->nmarkers);
+  for (size_t i = 0; i < a->nmarkers; i++)
+    fprintf(out, "  %s  %s\n", when(b1, sizeof b1, a->markers[i].time_ns), a->markers[i].name);
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+static void json_site(const ctx *c, const hh_site *s, const char *indent) {
+  FILE *out = c->out;
+  const hh_frame *frames[HH_REPORT_MAX_FRAMES];
+  size_t n = hh_report_frames(c->sym, c->r, s->stack, frames, HH_REPORT_MAX_FRAMES);
+  fprintf(out,
+          "%s{\"stack_id\": %" PRIu64 ", \"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64
+          ", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"peak_blocks\": %" PRIu64
+          ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 ",\n%s \"function\": ",
+          indent, s->stack, s->allocations, s->bytes, s->temporary, s->peak_bytes, s->peak_blocks, s->leaked_bytes,
+          s->leaked_blocks, indent);
+  hh_report_json_string(out, n ? frames[0]->function : NULL);
+  fputs(", \"location\": ", out);
+  if (n && frames[0]->file) {
+    const char *slash = strrchr(frames[0]->file, '/');
+    char loc[512];
+    snprintf(loc, sizeof loc, "%s:%" PRIu32, slash ? slash + 1 : frames[0]->file, frames[0]->line);
+    hh_report_json_string(out, loc);
+  } else {
+    fputs("null", out);
+  }
+  fprintf(out, ",\n%s \"frames\": ", indent);
+  hh_report_json_frames(out, frames, n);
+  fputc('}', out);
+}
+
+static void json_ranking(const ctx *c, hh_cost cost, bool last) {
+  hh_site **v;
+  size_t n = hh_sites_by(c->a, cost, &v);
+  size_t show = c->top && n > c->top ? c->top : n;
+  fprintf(c->out, "    \"%s\": {\"sites_with_cost\": %zu, \"sites\": [", hh_cost_name(cost), n);
+  for (size_t i = 0; i < show; i++) {
+    fputs(i ? ",\n" : "\n", c->out);
+    json_site(c, v[i], "      ");
+  }
+  fprintf(c->out, "%s]}%s\n", show ? "\n    " : "", last ? "" : ",");
+  free(v);
+}
+
+static void json_report(const ctx *c, const char *path) {
+  const hh_analysis *a = c->a;
+  FILE *out = c->out;
+  const hh_trace_header *h = hh_reader_header(c->r);
+  fputs("{\n  \"schema\": \"heaphook-report\",\n  \"version\": 1,\n", out);
+  fputs("  \"trace\": {\"path\": ", out);
+  hh_report_json_string(out, path);
+  fprintf(out, ", \"pid\": %" PRIu32 ", \"ppid\": %" PRIu32 ", \"start_wall_ns\": %" PRIu64 ",\n", h->pid, h->ppid,
+          h->start_wall_ns);
+  fprintf(out, "    \"status\": \"%s\", \"message\": ", hh_report_status_word(a->status));
+  hh_report_json_string(out, a->status_message);
+  fprintf(out, ",\n    \"sampled\": %s, \"sample_bytes\": %" PRIu64 ", \"late_events\": %" PRIu64 ",\n",
+          a->sampled ? "true" : "false", a->sample_bytes, a->late_events);
+  const char *const *argv;
+  const char *exe;
+  int argc = hh_reader_command(c->r, &argv, &exe);
+  fputs("    \"exe\": ", out);
+  hh_report_json_string(out, argc ? exe : NULL);
+  fputs(", \"argv\": [", out);
+  for (int i = 0; i < argc; i++) {
+    if (i) fputs(", ", out);
+    hh_report_json_string(out, argv[i]);
+  }
+  fputs("]},\n", out);
+  fprintf(out,
+          "  \"totals\": {\"duration_ns\": %" PRIu64 ", \"events\": %" PRIu64 ", \"allocations\": %" PRIu64
+          ", \"frees\": %" PRIu64 ", \"reallocs\": %" PRIu64 ",\n    \"bytes_allocated\": %" PRIu64
+          ", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"peak_blocks\": %" PRIu64
+          ", \"peak_time_ns\": %" PRIu64 ",\n    \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
+          ", \"unknown_frees\": %" PRIu64 ", \"peak_rss_bytes\": %" PRIu64 ", \"sites\": %zu},\n",
+          a->duration_ns, a->events, a->allocations, a->frees, a->reallocs, a->bytes_allocated, a->temporary,
+          a->peak_bytes, a->peak_blocks, a->peak_time_ns, a->leaked_bytes, a->leaked_blocks, a->unknown_frees,
+          a->peak_rss_bytes, a->nsites);
+  fputs("  \"top\": {\n", out);
+  json_ranking(c, HH_COST_PEAK, false);
+  json_ranking(c, HH_COST_ALLOCATIONS, false);
+  json_ranking(c, HH_COST_TEMPORARY, false);
+  json_ranking(c, HH_COST_LEAKED, true);
+  fputs("  },\n  \"histogram\": [", out);
+  bool first = true;
+  for (unsigned k = 0; k < HH_HISTOGRAM_BUCKETS; k++) {
+    if (!a->histogram.count[k]) continue;
+    uint64_t lo = k ? (uint64_t)1 << k : 0, hi = k < 63 ? ((uint64_t)1 << (k + 1)) - 1 : UINT64_MAX;
+    fprintf(out,
+            "%s\n    {\"min_size_bytes\": %" PRIu64 ", \"max_size_bytes\": %" PRIu64 ", \"allocations\": %" PRIu64
+            ", \"bytes\": %" PRIu64 "}",
+            first ? "" : ",", lo, hi, a->histogram.count[k], a->histogram.bytes[k]);
+    first = false;
+  }
+  fputs(first ? "],\n" : "\n  ],\n", out);
+  fputs("  \"threads\": [", out);
+  for (size_t i = 0; i < a->nthreads; i++) {
+    const hh_thread_stats *t = &a->threads[i];
+    fprintf(out, "%s\n    {\"index\": %" PRIu32 ", \"tid\": %" PRIu64 ", \"name\": ", i ? "," : "", t->index, t->tid);
+    hh_report_json_string(out, t->name ? t->name : "");
+    fprintf(out,
+            ", \"allocations\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"temporary\": %" PRIu64
+            ", \"peak_bytes\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 "}",
+            t->allocations, t->frees, t->bytes, t->temporary, t->peak_bytes, t->leaked_bytes, t->leaked_blocks);
+  }
+  fputs(a->nthreads ? "\n  ],\n" : "],\n", out);
+  fputs("  \"markers\": [", out);
+  for (size_t i = 0; i < a->nmarkers; i++) {
+    fprintf(out, "%s\n    {\"time_ns\": %" PRIu64 ", \"name\": ", i ? "," : "", a->markers[i].time_ns);
+    hh_report_json_string(out, a->markers[i].name);
+    fputc('}', out);
+  }
+  fputs(a->nmarkers ? "\n  ]\n}\n" : "]\n}\n", out);
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+static int parse_count(const char *s, size_t *out) {
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (!*s || *end || s[0] == '-') return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+int hh_cmd_report(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, 'j'},   {"top", required_argument, NULL, 't'},
+      {"frames", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  bool json = false;
+  size_t top = 10, frames = 5;
+  opterr = 0;
+  optind = 1;
+  int ch;
+  while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (ch) {
+      case 'j':
+        json = true;
+        break;
+      case 't':
+        if (parse_count(optarg, &top)) return hh_cli_usage_error("report", usage, "--top wants a number, not \"%s\"", optarg);
+        break;
+      case 'f':
+        if (parse_count(optarg, &frames))
+          return hh_cli_usage_error("report", usage, "--frames wants a number, not \"%s\"", optarg);
+        break;
+      case 'h':
+        fputs(usage, stdout);
+        return HH_EXIT_OK;
+      case ':':
+        return hh_cli_usage_error("report", usage, "%s needs a value", argv[optind - 1]);
+      default:
+        return hh_cli_usage_error("report", usage, "unknown option %s", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc) return hh_cli_usage_error("report", usage, "no trace given");
+  if (optind + 1 < argc)
+    return hh_cli_usage_error("report", usage, "one trace at a time (got \"%s\" too)", argv[optind + 1]);
+  const char *path = argv[optind];
+  hh_reader *r = hh_cli_open_trace("report", path);
+  if (!r) return HH_EXIT_FAIL;
+  hh_analysis *a;
+  char err[512];
+  hh_analyze_options opt = {.progress = true};
+  if (hh_analyze(r, &opt, &a, err, sizeof err) != 0) {
+    hh_cli_error("report", "%s", err);
+    hh_reader_close(r);
+    return HH_EXIT_FAIL;
+  }
+  hh_symbolizer *sym = hh_sym_new(warn_cb, NULL);
+  hh_sym_sync(sym, r);
+  ctx c = {a, r, sym, stdout, top, frames, 0};
+  for (size_t i = 0; i < a->nsites; i++) c.calls += a->sites[i].allocations;
+  if (json)
+    json_report(&c, path);
+  else
+    text_report(&c, path);
+  fflush(stdout);
+  int rc = hh_cli_report_status("report", r);
+  hh_sym_free(sym);
+  hh_analysis_free(a);
+  hh_reader_close(r);
+  return rc;
+}

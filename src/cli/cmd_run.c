@@ -1,0 +1,277 @@
+/* `heaphook run`: runs a program with the tracer preloaded
+ * (libheaphook.so, HEAPHOOK_RECORD=trace), waits for it, prints a summary
+ * of its heap use to stderr, and exits with the program's status. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/size.h"
+#include "cli.h"
+#include "summary.h"
+
+static const char usage[] =
+    "usage: heaphook run [-o PATH] [--sample BYTES] [--no-stacks] -- PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM with heaphook's tracer, then prints a summary (allocations, frees, peak\n"
+    "bytes in use and when, bytes still allocated at exit, the trace file) to stderr.\n"
+    "Exits with PROGRAM's status (128+N when signal N ended it).\n"
+    "\n"
+    "options:\n"
+    "  -o, --output PATH   trace file (default heaplog.%p.hhtrace; %p is the pid). Each\n"
+    "                      child process writes its own trace (%p keeps them apart).\n"
+    "  --sample BYTES      record a sample of about one allocation per BYTES allocated\n"
+    "                      (e.g. 512K), with unbiased estimates, for the least overhead\n"
+    "  --no-stacks         record events without call stacks\n"
+    "  -h, --help          this help\n"
+    "\n"
+    "environment: HEAPHOOK_LIBRARY overrides the tracer library (default: libheaphook.so\n"
+    "next to this program's directory, ../libheaphook.so).\n";
+
+/* The tracer library: $HEAPHOOK_LIBRARY, else ../libheaphook.so relative
+ * to this executable's real path. */
+static int find_library(char *out, size_t size) {
+  const char *env = getenv("HEAPHOOK_LIBRARY");
+  if (env && *env) {
+    snprintf(out, size, "%s", env);
+  } else {
+    char self[PATH_MAX];
+    if (!realpath("/proc/self/exe", self)) return -1;
+    snprintf(out, size, "%s/../libheaphook.so", dirname(self));
+  }
+  char real[PATH_MAX];
+  if (!realpath(out, real) || access(real, R_OK) != 0) return -1;
+  snprintf(out, size, "%s", real);
+  return 0;
+}
+
+/* The tracer's expansion of HEAPHOOK_OUTPUT: "%p" -> pid (or "pid.N" for
+ * the Nth program exec'd in the same process), "%%" -> "%". */
+static void expand(const char *pattern, const char *pid, char *out, size_t size) {
+  size_t n = 0;
+  for (const char *p = pattern; *p && n + 1 < size; p++) {
+    if (p[0] == '%' && p[1] == 'p') {
+      n += (size_t)snprintf(out + n, size - n, "%s", pid);
+      if (n >= size) n = size - 1;
+      p++;
+    } else {
+      if (p[0] == '%' && p[1] == '%') p++;
+      out[n++] = *p;
+    }
+  }
+  out[n] = 0;
+}
+
+/* The program's own trace: the first of pattern's expansions for its pid
+ * written during this run (an exec'd program gets "<pid>.1", ...). */
+static int find_trace(const char *pattern, pid_t pid, uint64_t since_ns, char *out, size_t size,
+                      unsigned *more) {
+  int found = -1;
+  *more = 0;
+  for (int seq = 0; seq < 100; seq++) {
+    char pidtext[32], path[PATH_MAX];
+    if (seq)
+      snprintf(pidtext, sizeof pidtext, "%d.%d", (int)pid, seq);
+    else
+      snprintf(pidtext, sizeof pidtext, "%d", (int)pid);
+    expand(pattern, pidtext, path, sizeof path);
+    char err[64];
+    hh_reader *r = hh_reader_open(path, err, sizeof err);
+    if (!r) {
+      if (seq && !strstr(pattern, "%p")) break;
+      if (access(path, F_OK) != 0) break;
+      continue;
+    }
+    const hh_trace_header *h = hh_reader_header(r);
+    bool ours = h->pid == (uint32_t)pid && h->start_wall_ns + 1000000000ull >= since_ns;
+    hh_reader_close(r);
+    if (ours) {
+      if (found < 0) {
+        snprintf(out, size, "%s", path);
+        found = 0;
+      } else {
+        (*more)++;
+      }
+    }
+    if (!strstr(pattern, "%p")) break;
+  }
+  return found;
+}
+
+static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
+  char a[32], b[32], c[32], d[32];
+  const char *est = s->sampled ? " (estimated from samples)" : "";
+  fprintf(stderr,
+          "heaphook: %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64
+          " reallocs; %s allocated in all%s\n",
+          s->allocs, s->frees, s->reallocs, hh_cli_bytes(a, sizeof a, s->allocated_bytes), est);
+  if (s->peak_bytes)
+    fprintf(stderr, "heaphook: peak %" PRIu64 " bytes (%s) in use at %s\n", s->peak_bytes,
+            hh_cli_bytes(b, sizeof b, s->peak_bytes), hh_cli_duration(c, sizeof c, s->peak_time));
+  else
+    fprintf(stderr, "heaphook: peak 0 bytes in use\n");
+  fprintf(stderr, "heaphook: leaked %" PRIu64 " bytes (%s) in %" PRIu64 " blocks at exit\n", s->leaked_bytes,
+          hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks);
+  struct stat st;
+  uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+  fprintf(stderr, "heaphook: trace %s (%s, %" PRIu64 " chunks)\n", path, hh_cli_bytes(a, sizeof a, size),
+          hh_reader_chunks(r));
+  if (hh_reader_status(r) != HH_READ_OK) fprintf(stderr, "heaphook: note: %s\n", hh_reader_message(r));
+}
+
+int hh_cmd_run(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"output", required_argument, NULL, 'o'},
+      {"sample", required_argument, NULL, 's'},
+      {"no-stacks", no_argument, NULL, 'n'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *output = NULL, *sample = NULL;
+  bool stacks = true;
+  opterr = 0;
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
+    switch (c) {
+      case 'o':
+        output = optarg;
+        break;
+      case 's': {
+        size_t v;
+        if (hh__parse_size(optarg, &v) != 0 || v == 0)
+          return hh_cli_usage_error("run", usage, "--sample wants a size in bytes such as 512K, not \"%s\"",
+                                    optarg);
+        sample = optarg;
+        break;
+      }
+      case 'n':
+        stacks = false;
+        break;
+      case 'h':
+        fputs(usage, stdout);
+        return HH_EXIT_OK;
+      case ':':
+        return hh_cli_usage_error("run", usage, "option %s needs a value", argv[optind - 1]);
+      default:
+        return hh_cli_usage_error("run", usage, "unknown option %s", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc) return hh_cli_usage_error("run", usage, "no program given");
+  char **prog = argv + optind;
+
+  char lib[PATH_MAX];
+  if (find_library(lib, sizeof lib) != 0) {
+    hh_cli_error("run",
+                 "cannot find the tracer library libheaphook.so next to this program; set HEAPHOOK_LIBRARY");
+    return HH_EXIT_FAIL;
+  }
+  /* An absolute pattern: the program may change directory before it starts tracing. */
+  char pattern[PATH_MAX * 2];
+  const char *want = output ? output : "heaplog.%p.hhtrace";
+  if (want[0] == '/') {
+    snprintf(pattern, sizeof pattern, "%s", want);
+  } else {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) {
+      hh_cli_error("run", "cannot get the working directory: %s", strerror(errno));
+      return HH_EXIT_FAIL;
+    }
+    if ((size_t)snprintf(pattern, sizeof pattern, "%.*s/%s", (int)(sizeof cwd), cwd, want) >=
+        sizeof pattern) {
+      hh_cli_error("run", "trace path too long: %s", want);
+      return HH_EXIT_USAGE;
+    }
+  }
+
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+
+  /* Like system(3): while the program runs, Ctrl-C and Ctrl-\ are its. */
+  struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGINT, &ign, &old_int);
+  sigaction(SIGQUIT, &ign, &old_quit);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    hh_cli_error("run", "cannot fork: %s", strerror(errno));
+    return HH_EXIT_FAIL;
+  }
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    const char *pre = getenv("LD_PRELOAD");
+    char *preload = NULL;
+    if (pre && *pre) {
+      if (asprintf(&preload, "%s:%s", lib, pre) < 0) _exit(127);
+    } else {
+      preload = lib;
+    }
+    setenv("LD_PRELOAD", preload, 1);
+    setenv("HEAPHOOK_RECORD", "trace", 1);
+    setenv("HEAPHOOK_OUTPUT", pattern, 1);
+    if (sample)
+      setenv("HEAPHOOK_TRACE_SAMPLE", sample, 1);
+    else
+      unsetenv("HEAPHOOK_TRACE_SAMPLE");
+    setenv("HEAPHOOK_TRACE_STACKS", stacks ? "1" : "0", 1);
+    execvp(prog[0], prog);
+    int e = errno;
+    fprintf(stderr, "heaphook run: cannot run %s: %s\n", prog[0], strerror(e));
+    _exit(e == ENOENT ? 127 : 126);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      hh_cli_error("run", "waiting for %s: %s", prog[0], strerror(errno));
+      return HH_EXIT_FAIL;
+    }
+  }
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGQUIT, &old_quit, NULL);
+  int code;
+  if (WIFEXITED(status)) {
+    code = WEXITSTATUS(status);
+  } else {
+    int sig = WTERMSIG(status);
+    code = 128 + sig;
+    fprintf(stderr, "heaphook: %s was killed by signal %d (%s)\n", prog[0], sig, strsignal(sig));
+  }
+
+  char path[PATH_MAX];
+  unsigned more;
+  if (find_trace(pattern, pid, start_ns, path, sizeof path, &more) != 0) {
+    /* exec failed (127/126: said above) or the tracer could not write (it said why) */
+    if (code != 127 && code != 126) hh_cli_error("run", "no trace was written for %s", prog[0]);
+    return code;
+  }
+  hh_reader *r = hh_cli_open_trace("run", path);
+  if (r) {
+    hh_summary s;
+    hh_summarize(r, &s);
+    /* show the path as the user would type it */
+    char cwd[PATH_MAX];
+    const char *shown = path;
+    if (getcwd(cwd, sizeof cwd)) {
+      size_t n = strlen(cwd);
+      if (strncmp(path, cwd, n) == 0 && path[n] == '/') shown = path + n + 1;
+    }
+    print_summary(shown, &s, r);
+    if (more)
+      fprintf(stderr, "heaphook: and %u more traces from programs it exec'd (pid.N in the name)\n", more);
+    hh_reader_close(r);
+  }
+  return code;
+}

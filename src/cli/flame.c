@@ -1,0 +1,285 @@
+/* Collapsed stacks and the SVG flame graph (render.h). Both fold a
+ * profile's sites into paths of function names, outermost first; the flame
+ * graph is written as SVG text directly (cairo's SVG surface cannot attach
+ * the <title> elements that give each box its hover text). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+
+#define NAME_MAX_LEN 1024
+
+/* ---- collapsed stacks ----------------------------------------------------- */
+
+typedef struct path_cost {
+  char *path;
+  uint64_t cost;
+} path_cost;
+
+static int by_path(const void *x, const void *y) {
+  return strcmp(((const path_cost *)x)->path, ((const path_cost *)y)->path);
+}
+
+/* "outer;...;inner" for a sample (malloc'd), or NULL when out of memory. */
+static char *sample_path(const hh_profile_sample *s) {
+  size_t cap = 256, len = 0;
+  char *path = malloc(cap);
+  if (!path) return NULL;
+  path[0] = 0;
+  char name[NAME_MAX_LEN];
+  for (size_t i = s->nframes; i-- > 0;) {
+    hh_frame_name(s->frames[i], name, sizeof name);
+    size_t n = strlen(name);
+    if (len + n + 2 > cap) {
+      while (len + n + 2 > cap) cap *= 2;
+      char *grown = realloc(path, cap);
+      if (!grown) {
+        free(path);
+        return NULL;
+      }
+      path = grown;
+    }
+    if (len) path[len++] = ';';
+    memcpy(path + len, name, n + 1);
+    len += n;
+  }
+  return path;
+}
+
+int hh_write_collapsed(FILE *out, const hh_profile *p, hh_cost cost) {
+  path_cost *lines = calloc(p->nsamples ? p->nsamples : 1, sizeof *lines);
+  if (!lines) return -1;
+  size_t n = 0;
+  int rc = 0;
+  for (size_t i = 0; i < p->nsamples; i++) {
+    uint64_t c = hh_site_cost(p->samples[i].site, cost);
+    if (c == 0) continue;
+    lines[n].path = sample_path(&p->samples[i]);
+    if (!lines[n].path) {
+      rc = -1;
+      goto done;
+    }
+    lines[n++].cost = c;
+  }
+  qsort(lines, n, sizeof *lines, by_path);
+  for (size_t i = 0; i < n;) {
+    uint64_t sum = 0;
+    size_t j = i;
+    for (; j < n && strcmp(lines[j].path, lines[i].path) == 0; j++) sum += lines[j].cost;
+    fprintf(out, "%s %" PRIu64 "\n", lines[i].path, sum);
+    i = j;
+  }
+done:
+  for (size_t i = 0; i < n; i++) free(lines[i].path);
+  free(lines);
+  return rc;
+}
+
+/* ---- the flame graph tree --------------------------------------------------
+ * Node 0 is the root ("all"); every other node is a frame name under a
+ * parent. A hash table on (parent, name) finds a node's child. */
+
+typedef struct fnode {
+  char *name;
+  size_t parent;
+  uint64_t cost;
+  size_t first_child, next_sibling; /* 0: none (the root is nobody's child) */
+  uint32_t depth;
+} fnode;
+
+typedef struct ftree {
+  fnode *nodes;
+  size_t n, cap;
+  size_t *slots; /* node index + 1; 0 empty */
+  size_t nslots;
+  uint32_t max_depth;
+} ftree;
+
+static uint64_t hash_name(size_t parent, const char *name) {
+  uint64_t h = 1469598103934665603ull ^ (parent * 0x9e3779b97f4a7c15ull);
+  for (; *name; name++) h = (h ^ (unsigned char)*name) * 1099511628211ull;
+  return h;
+}
+
+static int tree_grow_slots(ftree *t) {
+  size_t nslots = t->nslots ? t->nslots * 2 : 1024;
+  size_t *slots = calloc(nslots, sizeof *slots);
+  if (!slots) return -1;
+  for (size_t i = 1; i < t->n; i++) {
+    size_t k = hash_name(t->nodes[i].parent, t->nodes[i].name) & (nslots - 1);
+    while (slots[k]) k = (k + 1) & (nslots - 1);
+    slots[k] = i + 1;
+  }
+  free(t->slots);
+  t->slots = slots;
+  t->nslots = nslots;
+  return 0;
+}
+
+/* The child `name` of `parent`, made when missing; (size_t)-1 when out of memory. */
+static size_t tree_child(ftree *t, size_t parent, const char *name) {
+  if (2 * (t->n + 1) > t->nslots && tree_grow_slots(t) != 0) return (size_t)-1;
+  size_t k = hash_name(parent, name) & (t->nslots - 1);
+  for (; t->slots[k]; k = (k + 1) & (t->nslots - 1)) {
+    fnode *c = &t->nodes[t->slots[k] - 1];
+    if (c->parent == parent && strcmp(c->name, name) == 0) return t->slots[k] - 1;
+  }
+  if (t->n == t->cap) {
+    size_t cap = t->cap * 2;
+    fnode *grown = realloc(t->nodes, cap * sizeof *grown);
+    if (!grown) return (size_t)-1;
+    t->nodes = grown;
+    t->cap = cap;
+  }
+  char *copy = strdup(name);
+  if (!copy) return (size_t)-1;
+  size_t i = t->n++;
+  fnode *pn = &t->nodes[parent];
+  t->nodes[i] =
+      (fnode){.name = copy, .parent = parent, .next_sibling = pn->first_child, .depth = pn->depth + 1};
+  pn->first_child = i;
+  if (t->nodes[i].depth > t->max_depth) t->max_depth = t->nodes[i].depth;
+  t->slots[k] = i + 1;
+  return i;
+}
+
+static void tree_free(ftree *t) {
+  for (size_t i = 0; i < t->n; i++) free(t->nodes[i].name);
+  free(t->nodes);
+  free(t->slots);
+}
+
+static int tree_build(ftree *t, const hh_profile *p, hh_cost cost) {
+  memset(t, 0, sizeof *t);
+  t->cap = 256;
+  t->nodes = malloc(t->cap * sizeof *t->nodes);
+  if (!t->nodes) return -1;
+  t->nodes[0] = (fnode){.name = strdup("all")};
+  t->n = 1;
+  if (!t->nodes[0].name) return -1;
+  char name[NAME_MAX_LEN];
+  for (size_t i = 0; i < p->nsamples; i++) {
+    const hh_profile_sample *s = &p->samples[i];
+    uint64_t c = hh_site_cost(s->site, cost);
+    if (c == 0) continue;
+    size_t node = 0;
+    t->nodes[0].cost += c;
+    for (size_t f = s->nframes; f-- > 0;) {
+      node = tree_child(t, node, hh_frame_name(s->frames[f], name, sizeof name));
+      if (node == (size_t)-1) return -1;
+      t->nodes[node].cost += c;
+    }
+  }
+  return 0;
+}
+
+/* ---- SVG ------------------------------------------------------------------ */
+
+enum { SVG_WIDTH = 1200, FRAME_H = 16, PAD = 10, TITLE_H = 40, CHAR_W = 7 };
+
+static const char *cost_unit(hh_cost cost) {
+  return cost == HH_COST_ALLOCATIONS || cost == HH_COST_TEMPORARY ? "allocations" : "bytes";
+}
+
+/* flamegraph.pl's warm palette, from a hash of the name (stable colors). */
+static void color_of(const char *name, int *r, int *g, int *b) {
+  uint64_t h = hash_name(0, name);
+  *r = 205 + (int)(h % 51);
+  *g = (int)((h >> 8) % 231);
+  *b = (int)((h >> 16) % 56);
+}
+
+typedef struct svg_ctx {
+  FILE *out;
+  const ftree *t;
+  hh_cost cost;
+  double scale; /* pixels per unit of cost */
+  int height;
+} svg_ctx;
+
+static int by_name_desc(const void *x, const void *y) {
+  /* children come out of the tree newest first; sort them by name */
+  const fnode *a = *(const fnode *const *)x, *b = *(const fnode *const *)y;
+  return strcmp(a->name, b->name);
+}
+
+static int draw(svg_ctx *c, size_t i, double x) {
+  const fnode *n = &c->t->nodes[i];
+  double w = (double)n->cost * c->scale;
+  if (w < 0.1) return 0; /* too narrow to see: left to its parent's box */
+  double y = c->height - PAD - (double)(n->depth + 1) * FRAME_H;
+  int r, g, b;
+  if (i == 0)
+    r = 230, g = 230, b = 230;
+  else
+    color_of(n->name, &r, &g, &b);
+  double total = (double)c->t->nodes[0].cost;
+  fprintf(c->out, "<g class=\"f\"><title>");
+  hh_xml_text(c->out, n->name);
+  fprintf(c->out, " (%" PRIu64 " %s, %.2f%%)</title>", n->cost, cost_unit(c->cost),
+          total > 0 ? 100.0 * (double)n->cost / total : 0.0);
+  fprintf(c->out,
+          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>", x, y,
+          w, FRAME_H - 1, r, g, b);
+  size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0;
+  if (fit >= 3) {
+    char label[NAME_MAX_LEN];
+    size_t len = strlen(n->name);
+    if (len <= fit) {
+      snprintf(label, sizeof label, "%s", n->name);
+    } else {
+      size_t keep = fit - 2 < sizeof label - 3 ? fit - 2 : sizeof label - 3;
+      memcpy(label, n->name, keep);
+      memcpy(label + keep, "..", 3);
+    }
+    fprintf(c->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4);
+    hh_xml_text(c->out, label);
+    fputs("</text>", c->out);
+  }
+  fputs("</g>\n", c->out);
+
+  size_t nchildren = 0;
+  for (size_t k = n->first_child; k; k = c->t->nodes[k].next_sibling) nchildren++;
+  if (nchildren == 0) return 0;
+  const fnode **children = malloc(nchildren * sizeof *children);
+  if (!children) return -1;
+  size_t j = 0;
+  for (size_t k = n->first_child; k; k = c->t->nodes[k].next_sibling) children[j++] = &c->t->nodes[k];
+  qsort(children, nchildren, sizeof *children, by_name_desc);
+  int rc = 0;
+  for (j = 0; j < nchildren && rc == 0; j++) {
+    rc = draw(c, (size_t)(children[j] - c->t->nodes), x);
+    x += (double)children[j]->cost * c->scale;
+  }
+  free(children);
+  return rc;
+}
+
+int hh_write_flame_svg(FILE *out, const hh_profile *p, hh_cost cost, const char *title) {
+  ftree t;
+  if (tree_build(&t, p, cost) != 0) {
+    tree_free(&t);
+    return -1;
+  }
+  int height = TITLE_H + (int)(t.max_depth + 1) * FRAME_H + 2 * PAD;
+  fprintf(out,
+          "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+          "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+          "viewBox=\"0 0 %d %d\">\n"
+          "<style>text{font-family:Verdana,sans-serif;font-size:12px;fill:#000;pointer-events:none}"
+          "g.f:hover rect{stroke:#000;stroke-width:0.5}</style>\n"
+          "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f8\"/>\n"
+          "<text x=\"%d\" y=\"24\" text-anchor=\"middle\" style=\"font-size:16px\">",
+          SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH / 2);
+  hh_xml_text(out, title);
+  fprintf(out, "</text>\n<text x=\"%d\" y=\"%d\">%s: %" PRIu64 " %s in all</text>\n", PAD, TITLE_H - 4,
+          hh_cost_name(cost), t.nodes[0].cost, cost_unit(cost));
+  svg_ctx c = {.out = out, .t = &t, .cost = cost, .height = height};
+  c.scale = t.nodes[0].cost ? (double)(SVG_WIDTH - 2 * PAD) / (double)t.nodes[0].cost : 0;
+  int rc = t.nodes[0].cost ? draw(&c, 0, PAD) : 0;
+  fputs("</svg>\n", out);
+  tree_free(&t);
+  return rc;
+}

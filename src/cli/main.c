@@ -1,0 +1,137 @@
+/* The heaphook command: `heaphook <command> [options] ...`. Each command
+ * lives in its own cmd_<name>.c and is listed in commands.def; this file
+ * only dispatches and prints the overall help. Never linked with the hook
+ * layer. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/size.h"
+#include "cli.h"
+
+typedef struct command {
+  const char *name, *summary;
+  int (*run)(int argc, char **argv);
+} command;
+
+static const command commands[] = {
+#define HH_COMMAND(name, summary) {#name, summary, hh_cmd_##name},
+#include "commands.def"
+#undef HH_COMMAND
+};
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: heaphook <command> [options] [arguments]\n"
+          "\n"
+          "Records every heap allocation of a program with its call stack, and analyses the\n"
+          "recording (a trace file, docs/trace-format.md).\n"
+          "\n"
+          "commands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out,
+          "\n"
+          "`heaphook <command> --help` describes a command.\n"
+          "example: heaphook run -- ./myprogram arg1 arg2\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "heaphook: no command given\n");
+    usage(stderr);
+    return HH_EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+    if (strcmp(name, "help") == 0 && argc > 2) {
+      char *sub[] = {argv[2], "--help", NULL};
+      for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(argv[2], commands[i].name) == 0) return commands[i].run(2, sub);
+    }
+    usage(stdout);
+    return HH_EXIT_OK;
+  }
+  if (strcmp(name, "--version") == 0) {
+    printf("heaphook %s (trace format %u)\n", HH_VERSION, HH_TRACE_VERSION);
+    return HH_EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+  if (name[0] == '-')
+    fprintf(stderr, "heaphook: unknown option %s (options go after the command)\n", name);
+  else
+    fprintf(stderr, "heaphook: unknown command \"%s\"\n", name);
+  usage(stderr);
+  return HH_EXIT_USAGE;
+}
+
+/* ---- shared helpers (cli.h) ---------------------------------------------- */
+
+static void vmessage(const char *cmd, const char *fmt, va_list ap) {
+  if (cmd)
+    fprintf(stderr, "heaphook %s: ", cmd);
+  else
+    fprintf(stderr, "heaphook: ");
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
+
+void hh_cli_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vmessage(cmd, fmt, ap);
+  va_end(ap);
+}
+
+int hh_cli_usage_error(const char *cmd, const char *usage_text, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vmessage(cmd, fmt, ap);
+  va_end(ap);
+  fputs(usage_text, stderr);
+  return HH_EXIT_USAGE;
+}
+
+bool hh_cli_wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) return false;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return true;
+  }
+  return false;
+}
+
+const char *hh_cli_bytes(char *buf, size_t size, uint64_t bytes) {
+  hh__format_size(buf, size, bytes);
+  return buf;
+}
+
+const char *hh_cli_duration(char *buf, size_t size, uint64_t ns) {
+  if (ns >= 1000000000ull)
+    snprintf(buf, size, "%.3f s", (double)ns / 1e9);
+  else if (ns >= 1000000ull)
+    snprintf(buf, size, "%.3f ms", (double)ns / 1e6);
+  else
+    snprintf(buf, size, "%.3f us", (double)ns / 1e3);
+  return buf;
+}
+
+hh_reader *hh_cli_open_trace(const char *cmd, const char *path) {
+  char err[512];
+  hh_reader *r = hh_reader_open(path, err, sizeof err);
+  if (!r) hh_cli_error(cmd, "%s", err);
+  return r;
+}
+
+int hh_cli_report_status(const char *cmd, const hh_reader *r) {
+  switch (hh_reader_status(r)) {
+    case HH_READ_OK:
+      return HH_EXIT_OK;
+    case HH_READ_NO_END:
+      hh_cli_error(cmd, "warning: %s", hh_reader_message(r));
+      return HH_EXIT_OK;
+    default:
+      hh_cli_error(cmd, "%s", hh_reader_message(r));
+      return HH_EXIT_FAIL;
+  }
+}

@@ -1,0 +1,120 @@
+/* What `heaphook plot`, `heaphook flame` and `heaphook export` draw and
+ * write, apart from option parsing: the chart (chart.c, cairo), collapsed
+ * stacks and the SVG flame graph (flame.c), massif (massif.c), pprof
+ * (pprof.c) and speedscope (speedscope.c).
+ *
+ * Every writer reads an hh_analysis (src/analyze/analysis.h) and, for call
+ * stacks, an hh_profile: the analysis's call sites with their symbolized,
+ * folded stacks. The profile gets its frames through a callback, so tests
+ * can hand it made-up stacks (and a made-up analysis) without a trace. */
+#ifndef HH_CLI_RENDER_H
+#define HH_CLI_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyze/analysis.h"
+#include "symbolize/symbolize.h"
+
+/* The frames of stack `stack`, innermost first, allocator frames already
+ * folded out, into out[0..max); returns how many. Frames must stay valid as
+ * long as the profile. */
+typedef size_t (*hh_stack_frames_fn)(void *arg, uint64_t stack, const hh_frame **out, size_t max);
+
+/* The frames kept per stack; deeper stacks lose their outermost frames. */
+#define HH_PROFILE_MAX_DEPTH 256
+
+typedef struct hh_profile_sample {
+  const hh_site *site;
+  size_t nframes;
+  const hh_frame **frames; /* innermost first */
+} hh_profile_sample;
+
+typedef struct hh_profile {
+  const hh_analysis *analysis;
+  size_t nsamples; /* one per site of the analysis, in the analysis's order */
+  hh_profile_sample *samples;
+  const hh_frame **store; /* all samples' frame pointers */
+  hh_frame *no_stack;     /* the frame of sites without a recorded stack */
+} hh_profile;
+
+/* Symbolizes every site of a. Returns 0, or -1 when out of memory. */
+int hh_profile_build(hh_profile *p, const hh_analysis *a, hh_stack_frames_fn frames, void *arg);
+void hh_profile_free(hh_profile *p);
+
+/* The name shown for a frame: the function, else "module+0xOFFSET" (the
+ * module's file name), else "0xADDRESS". Characters that would break the
+ * formats (';', control characters, '#' for massif) are replaced by '_'. */
+const char *hh_frame_name(const hh_frame *f, char *buf, size_t size);
+/* The file name of a path (after the last '/'). */
+const char *hh_basename(const char *path);
+
+/* ---- flame.c ---------------------------------------------------------------
+ * Collapsed stacks: "outer;...;inner N" lines, outermost frame first,
+ * frames as function names, one line per distinct path (sites with the same
+ * path are added up), sorted by path; sites with cost 0 left out. */
+int hh_write_collapsed(FILE *out, const hh_profile *p, hh_cost cost);
+/* An SVG flame graph: widths proportional to cost, roots at the bottom,
+ * each box with a <title> "function (N unit, P%)" shown on hover. */
+int hh_write_flame_svg(FILE *out, const hh_profile *p, hh_cost cost, const char *title);
+
+/* ---- massif.c --------------------------------------------------------------
+ * valgrind massif's massif.out format (ms_print, massif-visualizer): one
+ * snapshot per timeline point (at most max_snapshots, 0: 100), times in
+ * milliseconds; the peak snapshot ("heap_tree=peak") and the last one
+ * (what is live at the end) carry the allocation tree. */
+int hh_write_massif(FILE *out, const hh_profile *p, const char *cmd, size_t max_snapshots);
+
+/* ---- pprof.c ---------------------------------------------------------------
+ * pprof's profile.proto, gzipped, to path. Sample types alloc_objects/count,
+ * alloc_space/bytes, inuse_objects/count, inuse_space/bytes, where "inuse"
+ * is what was live at the heap's peak (the question a heap profile of a
+ * finished program answers; what was live at the end is `flame --cost
+ * leaked`). Mappings from the modules given. Returns 0, or -1 with a
+ * message in err. */
+int hh_write_pprof(const char *path, const hh_profile *p, const hh_trace_module *const *modules,
+                   size_t nmodules, const char *comment, char *err, size_t err_size);
+/* The uncompressed profile.proto bytes (for tests); *out is malloc'd. */
+int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, size_t nmodules,
+                    const char *comment, uint8_t **out, size_t *size);
+
+/* ---- speedscope.c ----------------------------------------------------------
+ * speedscope's JSON file format: shared frames, and one "sampled" profile
+ * per cost: "peak" (bytes), "allocations" (none), "leaked" (bytes). */
+int hh_write_speedscope(FILE *out, const hh_profile *p, const char *name);
+
+/* ---- chart.c ---------------------------------------------------------------
+ * Heap in use over time (and RSS, and markers) as a chart drawn with cairo,
+ * to an SVG, PDF or PNG file chosen by path's extension. */
+typedef enum hh_chart_format { HH_CHART_SVG, HH_CHART_PDF, HH_CHART_PNG } hh_chart_format;
+/* The format for a path's extension (case-insensitive); -1 when unknown. */
+int hh_chart_format_of(const char *path, hh_chart_format *out);
+/* Returns 0, or -1 with a one-line message in err. */
+int hh_chart_write(const char *path, hh_chart_format format, const hh_analysis *a, const char *title,
+                   char *err, size_t err_size);
+
+/* ---- load.c ----------------------------------------------------------------
+ * What the three commands share: open a trace, analyse it, symbolize its
+ * sites. */
+typedef struct hh_loaded {
+  hh_reader *reader;
+  hh_analysis *analysis;
+  hh_symbolizer *sym; /* with stacks only */
+  hh_profile profile; /* with stacks only */
+  char *command;      /* the recorded command line, or the trace's path */
+  int status;         /* exit status the trace implies (hh_cli_report_status) */
+} hh_loaded;
+/* Returns 0, or an exit status (after printing why) when nothing could be
+ * analysed. A trace cut short or damaged is loaded as far as it goes, its
+ * message printed and out->status set to 1. */
+int hh_load(const char *cmd, const char *path, bool stacks, hh_loaded *out);
+void hh_loaded_free(hh_loaded *l);
+
+/* Writes a JSON string literal (with quotes). */
+void hh_json_string(FILE *out, const char *s);
+/* Writes s with XML's special characters escaped. */
+void hh_xml_text(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,157 @@
+/* speedscope's JSON file format (render.h;
+ * https://www.speedscope.app/file-format-schema.json):
+ *
+ *   {"$schema": "...", "shared": {"frames": [{"name", "file"}...]},
+ *    "profiles": [{"type": "sampled", "name", "unit", "startValue",
+ *                  "endValue", "samples": [[frame...]], "weights": [...]}],
+ *    "name", "activeProfileIndex", "exporter"}
+ *
+ * A frame is a function (name and source file: call sites in one function
+ * share its frame, so speedscope's views add them up); a sample is one call
+ * site, its stack outermost frame first, weighed by the profile's cost. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+
+typedef struct frame_key {
+  char *name;
+  const char *file; /* the symbolizer's string; NULL when unknown */
+} frame_key;
+
+typedef struct frames {
+  frame_key *keys;
+  size_t n, cap;
+  size_t *slots; /* index + 1 */
+  size_t nslots;
+} frames;
+
+static uint64_t key_hash(const char *name, const char *file) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char *s = name; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  h = (h ^ 0xff) * 1099511628211ull;
+  if (file)
+    for (const char *s = file; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static bool same_file(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+
+static int frames_grow(frames *t) {
+  size_t nslots = t->nslots ? t->nslots * 2 : 256;
+  size_t *slots = calloc(nslots, sizeof *slots);
+  if (!slots) return -1;
+  for (size_t i = 0; i < t->n; i++) {
+    size_t k = key_hash(t->keys[i].name, t->keys[i].file) & (nslots - 1);
+    while (slots[k]) k = (k + 1) & (nslots - 1);
+    slots[k] = i + 1;
+  }
+  free(t->slots);
+  t->slots = slots;
+  t->nslots = nslots;
+  return 0;
+}
+
+/* The index of frame f; (size_t)-1 when out of memory. */
+static size_t frame_index(frames *t, const hh_frame *f) {
+  char name[1024];
+  hh_frame_name(f, name, sizeof name);
+  if (2 * (t->n + 1) > t->nslots && frames_grow(t) != 0) return (size_t)-1;
+  size_t k = key_hash(name, f->file) & (t->nslots - 1);
+  for (; t->slots[k]; k = (k + 1) & (t->nslots - 1)) {
+    frame_key *e = &t->keys[t->slots[k] - 1];
+    if (strcmp(e->name, name) == 0 && same_file(e->file, f->file)) return t->slots[k] - 1;
+  }
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 256;
+    frame_key *grown = realloc(t->keys, cap * sizeof *grown);
+    if (!grown) return (size_t)-1;
+    t->keys = grown;
+    t->cap = cap;
+  }
+  char *copy = strdup(name);
+  if (!copy) return (size_t)-1;
+  t->keys[t->n] = (frame_key){copy, f->file};
+  t->slots[k] = t->n + 1;
+  return t->n++;
+}
+
+static const struct {
+  hh_cost cost;
+  const char *name, *unit;
+} profiles[] = {
+    {HH_COST_PEAK, "peak", "bytes"},
+    {HH_COST_ALLOCATIONS, "allocations", "none"},
+    {HH_COST_LEAKED, "leaked", "bytes"},
+};
+
+int hh_write_speedscope(FILE *out, const hh_profile *p, const char *name) {
+  frames t = {0};
+  int rc = -1;
+  /* frame indices per sample, outermost first, all samples back to back */
+  size_t total = 0;
+  for (size_t i = 0; i < p->nsamples; i++) total += p->samples[i].nframes;
+  size_t *idx = malloc((total ? total : 1) * sizeof *idx);
+  if (!idx) goto done;
+  size_t at = 0;
+  for (size_t i = 0; i < p->nsamples; i++) {
+    const hh_profile_sample *s = &p->samples[i];
+    for (size_t f = s->nframes; f-- > 0;) {
+      idx[at] = frame_index(&t, s->frames[f]);
+      if (idx[at++] == (size_t)-1) goto done;
+    }
+  }
+
+  fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n\"shared\":{\"frames\":[",
+        out);
+  for (size_t i = 0; i < t.n; i++) {
+    fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+    hh_json_string(out, t.keys[i].name);
+    if (t.keys[i].file) {
+      fputs(",\"file\":", out);
+      hh_json_string(out, t.keys[i].file);
+    }
+    fputc('}', out);
+  }
+  fputs("]},\n\"profiles\":[", out);
+  for (size_t k = 0; k < sizeof profiles / sizeof *profiles; k++) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p->nsamples; i++) sum += hh_site_cost(p->samples[i].site, profiles[k].cost);
+    fprintf(out,
+            "%s{\"type\":\"sampled\",\"name\":\"%s\",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64
+            ",\n\"samples\":[",
+            k ? ",\n" : "\n", profiles[k].name, profiles[k].unit, sum);
+    bool first = true;
+    at = 0;
+    for (size_t i = 0; i < p->nsamples; i++) {
+      const hh_profile_sample *s = &p->samples[i];
+      size_t from = at;
+      at += s->nframes;
+      if (hh_site_cost(s->site, profiles[k].cost) == 0) continue;
+      fputs(first ? "[" : ",[", out);
+      first = false;
+      for (size_t f = from; f < at; f++) fprintf(out, f > from ? ",%zu" : "%zu", idx[f]);
+      fputc(']', out);
+    }
+    fputs("],\n\"weights\":[", out);
+    first = true;
+    for (size_t i = 0; i < p->nsamples; i++) {
+      uint64_t c = hh_site_cost(p->samples[i].site, profiles[k].cost);
+      if (c == 0) continue;
+      fprintf(out, first ? "%" PRIu64 : ",%" PRIu64, c);
+      first = false;
+    }
+    fputs("]}", out);
+  }
+  fputs("],\n\"name\":", out);
+  hh_json_string(out, name);
+  fputs(",\"activeProfileIndex\":0,\"exporter\":\"heaphook\"}\n", out);
+  rc = 0;
+done:
+  for (size_t i = 0; i < t.n; i++) free(t.keys[i].name);
+  free(t.keys);
+  free(t.slots);
+  free(idx);
+  return rc;
+}

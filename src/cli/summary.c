@@ -1,0 +1,120 @@
+/* The replay behind hh_summarize: live blocks in an open-addressing table
+ * (address -> bytes), deleted by backward shift so no tombstones build up
+ * over millions of events. */
+#include "summary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct live_table {
+  uint64_t *addr; /* 0 = empty (no block lives at address 0) */
+  uint64_t *bytes;
+  size_t cap, n;
+  uint64_t total;
+} live_table;
+
+static inline size_t slot_of(const live_table *t, uint64_t a) {
+  a ^= a >> 33;
+  a *= 0xff51afd7ed558ccdull;
+  a ^= a >> 33;
+  return (size_t)a & (t->cap - 1);
+}
+
+static void live_put(live_table *t, uint64_t a, uint64_t bytes);
+
+static void live_grow(live_table *t) {
+  live_table old = *t;
+  t->cap = old.cap ? old.cap * 2 : 4096;
+  t->addr = calloc(t->cap, sizeof *t->addr);
+  t->bytes = calloc(t->cap, sizeof *t->bytes);
+  if (!t->addr || !t->bytes) abort();
+  t->n = 0;
+  t->total = 0;
+  for (size_t i = 0; i < old.cap; i++)
+    if (old.addr[i]) live_put(t, old.addr[i], old.bytes[i]);
+  free(old.addr);
+  free(old.bytes);
+}
+
+/* Inserts; a block already live at a (the trace missed its free) is replaced. */
+static void live_put(live_table *t, uint64_t a, uint64_t bytes) {
+  if ((t->n + 1) * 4 > t->cap * 3) live_grow(t);
+  size_t i = slot_of(t, a);
+  while (t->addr[i] && t->addr[i] != a) i = (i + 1) & (t->cap - 1);
+  if (t->addr[i]) {
+    t->total -= t->bytes[i];
+  } else {
+    t->addr[i] = a;
+    t->n++;
+  }
+  t->bytes[i] = bytes;
+  t->total += bytes;
+}
+
+/* Removes a; returns 0 when it was not live. */
+static int live_del(live_table *t, uint64_t a) {
+  if (!t->cap) return 0;
+  size_t mask = t->cap - 1, i = slot_of(t, a);
+  while (t->addr[i] != a) {
+    if (!t->addr[i]) return 0;
+    i = (i + 1) & mask;
+  }
+  t->total -= t->bytes[i];
+  t->n--;
+  /* backward shift: pull later entries of the run into the hole */
+  for (size_t j = (i + 1) & mask; t->addr[j]; j = (j + 1) & mask) {
+    size_t home = slot_of(t, t->addr[j]);
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      t->addr[i] = t->addr[j];
+      t->bytes[i] = t->bytes[j];
+      i = j;
+    }
+  }
+  t->addr[i] = 0;
+  return 1;
+}
+
+void hh_summarize(hh_reader *r, hh_summary *s) {
+  memset(s, 0, sizeof *s);
+  s->sampled = (hh_reader_header(r)->flags & HH_TRACE_FLAG_SAMPLED) != 0;
+  live_table t = {0};
+  hh_merge *m = hh_merge_new(r, 0);
+  hh_event ev;
+  while (hh_merge_next(m, &ev)) {
+    switch (ev.kind) {
+      case HH_EV_ALLOC:
+        s->allocs++;
+        s->allocated_bytes += ev.weight;
+        live_put(&t, ev.addr, ev.weight);
+        break;
+      case HH_EV_REALLOC:
+        s->reallocs++;
+        s->allocated_bytes += ev.weight;
+        if (!live_del(&t, ev.old_addr)) s->unknown_frees++;
+        live_put(&t, ev.addr, ev.weight);
+        break;
+      case HH_EV_FREE:
+        s->frees++;
+        if (!live_del(&t, ev.addr)) s->unknown_frees++;
+        break;
+      case HH_EV_END:
+        if (ev.time > s->end_time) s->end_time = ev.time;
+        continue;
+      case HH_EV_THREAD:
+        continue;
+      default:
+        continue;
+    }
+    if (ev.time > s->end_time) s->end_time = ev.time;
+    if (t.total > s->peak_bytes) {
+      s->peak_bytes = t.total;
+      s->peak_time = ev.time;
+    }
+  }
+  s->leaked_bytes = t.total;
+  s->leaked_blocks = t.n;
+  s->threads = hh_reader_thread_count(r);
+  hh_merge_free(m);
+  free(t.addr);
+  free(t.bytes);
+}

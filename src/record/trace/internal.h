@@ -1,0 +1,137 @@
+/* The tracer's internal interfaces (src/record/trace/): the clock, byte
+ * buffers, the trace file and its process records, the stack unwinder and
+ * trie, and what it reads from /proc and the dynamic linker.
+ *
+ * Everything here runs inside malloc (see record/recorder.h): no stdio, no
+ * getenv, no malloc (memory comes from mmap), initial-exec TLS. */
+#ifndef HH_RECORD_TRACE_INTERNAL_H
+#define HH_RECORD_TRACE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "trace/format.h"
+
+/* ---- clock (clock.c) --------------------------------------------------------
+ * Timestamps are the TSC (rdtsc) where the CPU says it is invariant, else
+ * CLOCK_MONOTONIC in ns. Event times are ticks since hh__tr_start_ticks. */
+extern bool hh__tr_use_tsc;
+extern uint64_t hh__tr_start_ticks;   /* ticks at start (header field) */
+extern uint64_t hh__tr_start_wall_ns; /* CLOCK_REALTIME at start */
+extern unsigned hh__tr_tick_shift;    /* trace ticks = clock ticks >> this */
+
+uint64_t hh__tr_ticks_slow(void);
+static inline uint64_t hh__tr_ticks(void) {
+#if defined(__x86_64__)
+  if (__builtin_expect(hh__tr_use_tsc, 1)) return __builtin_ia32_rdtsc();
+#endif
+  return hh__tr_ticks_slow();
+}
+/* Ticks since the start. */
+static inline uint64_t hh__tr_now(void) { return (hh__tr_ticks() >> hh__tr_tick_shift) - hh__tr_start_ticks; }
+/* Chooses the clock and notes the start instant (again in a forked child). */
+void hh__tr_clock_start(void);
+/* Ticks per second, calibrated against CLOCK_MONOTONIC since the first
+ * start (waits until 2 ms have passed so that the ratio is exact to ~1e-5). */
+uint64_t hh__tr_ticks_per_second(void);
+
+/* ---- encoding into memory ------------------------------------------------ */
+static inline uint8_t *hh__tr_varint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+static inline uint8_t *hh__tr_svarint(uint8_t *p, int64_t v) { return hh__tr_varint(p, hh_zigzag(v)); }
+static inline uint8_t *hh__tr_string(uint8_t *p, const char *s, size_t n) {
+  p = hh__tr_varint(p, n);
+  memcpy(p, s, n);
+  return p + n;
+}
+
+/* Anonymous memory for the tracer's own data; NULL on failure. */
+void *hh__tr_map(size_t bytes);
+
+/* ---- the trace file (writer.c) --------------------------------------------
+ * One file per process. Chunks are compressed (zstd) by the thread that
+ * fills them and written with one write(2) each (O_APPEND). The first chunk
+ * writer writes the file header. */
+
+/* Options, set by the recorder at start. */
+typedef struct hh_tr_options {
+  const char *output; /* HEAPHOOK_OUTPUT pattern, or NULL for the default */
+  uint64_t sample;    /* HEAPHOOK_TRACE_SAMPLE bytes; 0: every event */
+  bool stacks;        /* HEAPHOOK_TRACE_STACKS */
+  bool children;      /* HEAPHOOK_TRACE_CHILDREN */
+} hh_tr_options;
+extern hh_tr_options hh__tr_opt;
+
+/* True while the trace is being written (the file is open and no write has
+ * failed, and the recorder has not stopped). */
+extern atomic_bool hh__tr_active;
+
+/* Creates the trace file for this process (pid in the name). Returns 0, or
+ * -1 after one warning on stderr (then hh__tr_active stays false). */
+int hh__tr_file_open(void);
+/* Forgets the parent's file in a forked child (without closing: the parent
+ * still writes it... it is the child's copy of the descriptor, closed). */
+void hh__tr_file_forget(void);
+/* Compresses raw[0, len) into one chunk of thread `thread` and writes it.
+ * `events` counts the ALLOC/FREE/REALLOC records in it (for END). On a
+ * failed write: one warning, tracing stops. */
+void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events);
+/* Events written so far (END's count). */
+uint64_t hh__tr_events_written(void);
+
+/* The process buffer: STACK, MODULE_*, RSS, MARKER, COMMAND and END records,
+ * written as chunks of thread 0. It is flushed before any thread's chunk is
+ * written, so that every stack id is defined in the file before it is used.
+ * All of it under the meta lock (also the stack trie's). */
+void hh__tr_meta_lock(void);
+void hh__tr_meta_unlock(void);
+/* With the lock: room for n bytes (n <= 64 KiB), flushing first if needed. */
+uint8_t *hh__tr_proc_reserve(size_t n);
+void hh__tr_proc_commit(uint8_t *end);
+void hh__tr_proc_flush_locked(void);
+/* Flushes the process buffer if it holds anything (takes the lock). */
+void hh__tr_proc_flush(void);
+/* fork: prepare/parent/child handlers for the writer's locks and buffers. */
+void hh__tr_writer_prepare(void);
+void hh__tr_writer_parent(void);
+void hh__tr_writer_child(void);
+
+/* ---- stacks (stacks.c) ------------------------------------------------------
+ * A per-thread cache of recent stacks, keyed by the call site (the program's
+ * return address and stack pointer at the call) and validated by re-reading
+ * the stack slots each return address was found in; behind it a DWARF
+ * unwind (libunwind) and the process-wide trie of stack ids. */
+#define HH_TR_MAX_FRAMES 64
+typedef struct hh_tr_stack_cache hh_tr_stack_cache;
+size_t hh__tr_stack_cache_bytes(void);
+/* The stack of the current malloc-family call; cfa is hh__call_cfa (NULL:
+ * unknown, then frames inside heaphook are skipped by address). Returns
+ * its id, 0 when no frame was found. */
+uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa);
+void hh__tr_stacks_init(void);
+/* In a forked child: forget every id (the child's file defines its own). */
+void hh__tr_stacks_reset(void);
+
+/* ---- the process (procinfo.c) ----------------------------------------------- */
+/* Appends MODULE_LOAD/UNLOAD records for what changed since the last scan
+ * (everything at the first). `cheap`: return at once unless the dynamic
+ * linker's load/unload counters moved. */
+void hh__tr_modules_scan(bool cheap);
+void hh__tr_modules_reset(void);
+void hh__tr_command_record(void);
+/* Appends an RSS record (the lock is taken inside). */
+void hh__tr_rss_record(uint64_t time);
+/* Our own library's text, to skip our frames when the call site is unknown. */
+bool hh__tr_in_self(uintptr_t ip);
+void hh__tr_self_init(void);
+
+#endif

@@ -1,0 +1,287 @@
+/* What the tracer records about the process besides its events: loaded
+ * modules (so that addresses can be symbolized later), the command line,
+ * and RSS. /proc is read with open/read (no stdio); modules come from
+ * dl_iterate_phdr, rescanned when its load/unload counters move. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static char exe[4096];
+static size_t exe_len;
+
+static void read_exe(void) {
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  exe_len = n > 0 ? (size_t)n : 0;
+  exe[exe_len] = '\0';
+}
+
+/* ---- our own text ------------------------------------------------------------- */
+
+static uintptr_t self_lo, self_hi;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  uintptr_t me = (uintptr_t)data, lo = UINTPTR_MAX, hi = 0;
+  bool mine = false;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+    if (me >= s && me < e) mine = true;
+    if (ph->p_flags & PF_X) {
+      if (s < lo) lo = s;
+      if (e > hi) hi = e;
+    }
+  }
+  if (!mine) return 0;
+  self_lo = lo;
+  self_hi = hi;
+  return 1;
+}
+
+void hh__tr_self_init(void) {
+  dl_iterate_phdr(find_self, (void *)(uintptr_t)hh__tr_self_init);
+  read_exe();
+}
+
+bool hh__tr_in_self(uintptr_t ip) { return ip >= self_lo && ip < self_hi; }
+
+/* ---- modules --------------------------------------------------------------------- */
+
+#define MAX_MODULES 4096
+#define SCRATCH_BYTES (4u << 20)
+
+typedef struct known {
+  uint64_t base, name_hash;
+} known;
+
+static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+static known *mods, *cur;
+static size_t nmods, ncur;
+static uint8_t *scratch; /* records, each after its u32 length */
+static size_t scratch_len;
+static unsigned long long last_adds, last_subs;
+static atomic_bool scanned_once;
+
+static uint64_t hash_name(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+static int read_counters(struct dl_phdr_info *info, size_t size, void *data) {
+  unsigned long long *out = data;
+  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+    out[0] = info->dlpi_adds;
+    out[1] = info->dlpi_subs;
+  }
+  return 1;
+}
+
+static size_t build_id(const struct dl_phdr_info *info, char *hex, size_t cap) {
+  static const char digits[] = "0123456789abcdef";
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE) continue;
+    const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+      const uint8_t *name = p + sizeof *nh;
+      const uint8_t *desc = name + ((nh->n_namesz + 3u) & ~3u);
+      const uint8_t *next = desc + ((nh->n_descsz + 3u) & ~3u);
+      if (next > end) break;
+      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+        size_t n = 0;
+        for (uint32_t k = 0; k < nh->n_descsz && n + 2 < cap; k++) {
+          hex[n++] = digits[desc[k] >> 4];
+          hex[n++] = digits[desc[k] & 15];
+        }
+        return n;
+      }
+      p = next;
+    }
+  }
+  return 0;
+}
+
+static bool is_known(const known *set, size_t n, uint64_t base, uint64_t h) {
+  for (size_t i = 0; i < n; i++) {
+    if (set[i].base == base && set[i].name_hash == h) return true;
+  }
+  return false;
+}
+
+static uint8_t *scratch_reserve(size_t n) {
+  if (scratch_len + 4 + n > SCRATCH_BYTES) return NULL;
+  return scratch + scratch_len + 4;
+}
+
+static void scratch_commit(uint8_t *end) {
+  uint32_t n = (uint32_t)(end - (scratch + scratch_len + 4));
+  memcpy(scratch + scratch_len, &n, 4);
+  scratch_len += 4 + n;
+}
+
+static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  (void)data;
+  const char *name = info->dlpi_name != NULL && info->dlpi_name[0] != '\0' ? info->dlpi_name : NULL;
+  if (name == NULL) {
+    /* The main program (empty name) or an unnamed object: the program's
+     * path, for the one whose base is the executable's. */
+    if (ncur > 0 && is_known(cur, ncur, info->dlpi_addr, hash_name(exe))) return 0;
+    name = exe;
+  }
+  uint64_t h = hash_name(name);
+  if (ncur < MAX_MODULES) cur[ncur++] = (known){info->dlpi_addr, h};
+  if (is_known(mods, nmods, info->dlpi_addr, h)) return 0;
+  size_t path_len = strnlen(name, 4096);
+  uint8_t *p = scratch_reserve(1 + 10 + 12 + path_len + 140 + 12 + (size_t)info->dlpi_phnum * 30);
+  if (p == NULL) return 0;
+  char hex[130];
+  size_t hex_len = build_id(info, hex, sizeof hex);
+  *p++ = HH_REC_MODULE_LOAD;
+  p = hh__tr_varint(p, info->dlpi_addr);
+  p = hh__tr_string(p, name, path_len);
+  p = hh__tr_string(p, hex, hex_len);
+  uint64_t nseg = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) nseg += info->dlpi_phdr[i].p_type == PT_LOAD;
+  p = hh__tr_varint(p, nseg);
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    p = hh__tr_varint(p, info->dlpi_addr + ph->p_vaddr);
+    p = hh__tr_varint(p, ph->p_memsz);
+    p = hh__tr_varint(p, ph->p_offset);
+  }
+  scratch_commit(p);
+  return 0;
+}
+
+void hh__tr_modules_scan(bool cheap) {
+  unsigned long long c[2] = {0, 0};
+  if (cheap && atomic_load_explicit(&scanned_once, memory_order_relaxed)) {
+    dl_iterate_phdr(read_counters, c);
+    if (c[0] == __atomic_load_n(&last_adds, __ATOMIC_RELAXED) &&
+        c[1] == __atomic_load_n(&last_subs, __ATOMIC_RELAXED))
+      return;
+  }
+  /* Never wait: the caller may be inside a dl_iterate_phdr callback. */
+  if (pthread_mutex_trylock(&mod_lock) != 0) return;
+  if (scratch == NULL) {
+    scratch = hh__tr_map(SCRATCH_BYTES);
+    mods = hh__tr_map(MAX_MODULES * sizeof(known));
+    cur = hh__tr_map(MAX_MODULES * sizeof(known));
+    if (scratch == NULL || mods == NULL || cur == NULL) {
+      pthread_mutex_unlock(&mod_lock);
+      return;
+    }
+  }
+  dl_iterate_phdr(read_counters, c);
+  scratch_len = 0;
+  ncur = 0;
+  dl_iterate_phdr(note_module, NULL);
+  for (size_t i = 0; i < nmods; i++) {
+    if (is_known(cur, ncur, mods[i].base, mods[i].name_hash)) continue;
+    uint8_t *p = scratch_reserve(1 + HH_VARINT_MAX);
+    if (p == NULL) break;
+    *p++ = HH_REC_MODULE_UNLOAD;
+    p = hh__tr_varint(p, mods[i].base);
+    scratch_commit(p);
+  }
+  memcpy(mods, cur, ncur * sizeof(known));
+  nmods = ncur;
+  __atomic_store_n(&last_adds, c[0], __ATOMIC_RELAXED);
+  __atomic_store_n(&last_subs, c[1], __ATOMIC_RELAXED);
+  atomic_store(&scanned_once, true);
+  if (scratch_len > 0) {
+    hh__tr_meta_lock();
+    for (size_t off = 0; off < scratch_len;) {
+      uint32_t n;
+      memcpy(&n, scratch + off, 4);
+      uint8_t *p = hh__tr_proc_reserve(n);
+      if (p == NULL) break;
+      memcpy(p, scratch + off + 4, n);
+      hh__tr_proc_commit(p + n);
+      off += 4 + n;
+    }
+    hh__tr_meta_unlock();
+  }
+  pthread_mutex_unlock(&mod_lock);
+}
+
+void hh__tr_modules_reset(void) {
+  pthread_mutex_init(&mod_lock, NULL);
+  nmods = 0;
+  atomic_store(&scanned_once, false);
+}
+
+/* ---- command line ------------------------------------------------------------------ */
+
+#define CMDLINE_MAX (60u << 10)
+
+void hh__tr_command_record(void) {
+  uint8_t *buf = hh__tr_map(CMDLINE_MAX + 1);
+  if (buf == NULL) return;
+  size_t len = 0;
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    while (len < CMDLINE_MAX) {
+      ssize_t n = read(fd, buf + len, CMDLINE_MAX - len);
+      if (n <= 0) break;
+      len += (size_t)n;
+    }
+    close(fd);
+  }
+  if (len > 0 && buf[len - 1] != '\0') buf[len++] = '\0'; /* cut: end the last one */
+  uint64_t argc = 0;
+  for (size_t i = 0; i < len; i++) argc += buf[i] == '\0';
+  hh__tr_meta_lock();
+  uint8_t *p = hh__tr_proc_reserve(1 + HH_VARINT_MAX + len + argc * HH_VARINT_MAX + HH_VARINT_MAX + exe_len);
+  if (p != NULL) {
+    *p++ = HH_REC_COMMAND;
+    p = hh__tr_varint(p, argc);
+    for (size_t i = 0; i < len;) {
+      size_t n = strlen((const char *)buf + i);
+      p = hh__tr_string(p, (const char *)buf + i, n);
+      i += n + 1;
+    }
+    p = hh__tr_string(p, exe, exe_len);
+    hh__tr_proc_commit(p);
+  }
+  hh__tr_meta_unlock();
+  munmap(buf, CMDLINE_MAX + 1);
+}
+
+/* ---- RSS ------------------------------------------------------------------------------ */
+
+void hh__tr_rss_record(uint64_t time) {
+  char buf[128];
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return;
+  buf[n] = '\0';
+  const char *p = buf;
+  while (*p != ' ' && *p != '\0') p++; /* size, then resident */
+  while (*p == ' ') p++;
+  uint64_t pages = 0;
+  for (; *p >= '0' && *p <= '9'; p++) pages = pages * 10 + (uint64_t)(*p - '0');
+  long page = sysconf(_SC_PAGESIZE);
+  hh__tr_meta_lock();
+  uint8_t *q = hh__tr_proc_reserve(1 + 2 * HH_VARINT_MAX);
+  if (q != NULL) {
+    *q++ = HH_REC_RSS;
+    q = hh__tr_varint(q, time);
+    q = hh__tr_varint(q, pages * (uint64_t)(page > 0 ? page : 4096));
+    hh__tr_proc_commit(q);
+  }
+  hh__tr_meta_unlock();
+}

@@ -1,0 +1,757 @@
+/* The trace recorder: HEAPHOOK_RECORD=trace, libpreloaded_heaptrack.so.
+ *
+ * Each thread encodes its events into its own buffer (mmap'd, 256 KiB) with
+ * no lock: a record is a type byte and varints, times and addresses as
+ * deltas from the previous record of the chunk. A full buffer (or one whose
+ * first event is older than about a second) is compressed and written as one
+ * chunk by the thread itself. Stacks come from stacks.c (a per-thread cache
+ * in front of libunwind) as ids whose definitions go to the process buffer,
+ * which is written before any thread's chunk.
+ *
+ * Options (read at start, see docs/trace-format.md "Writing a trace"):
+ *   HEAPHOOK_OUTPUT         trace path, "%p" = pid (default heaplog.%p.hhtrace)
+ *   HEAPHOOK_TRACE_SAMPLE   bytes: Poisson sampling, one sample per that many
+ *                           bytes on average (0 or unset: every event)
+ *   HEAPHOOK_TRACE_STACKS   0: no call stacks (stack id 0)
+ *   HEAPHOOK_TRACE_CHILDREN 0: forked children and exec'd programs do not trace
+ *
+ * At exit every thread's buffer is written, those of threads that ended
+ * included (thread states are never freed), then END. */
+#define _GNU_SOURCE
+#include <linux/futex.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/env.h"
+#include "base/log.h"
+#include "base/size.h"
+#include "internal.h"
+#include "trace.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define IE __attribute__((tls_model("initial-exec")))
+
+#define BUF_CAP (256u << 10)
+#define BUF_ROOM 96 /* the most one event appends: SAMPLE_WEIGHT + REALLOC */
+
+typedef struct tstate {
+  struct tstate *next; /* all threads' states, newest first; never freed */
+  uint32_t index;      /* thread index in the trace, from 1 */
+  int tid;
+  char name[16];
+  bool need_thread; /* THREAD record due at the next chunk's start */
+  bool closed;      /* written at exit: later flushes drop the buffer */
+  bool dead;        /* closed and full: events are dropped */
+  atomic_int lock;  /* owner's flush vs. the exit's */
+  uint8_t *buf;     /* the buffer being filled: buf_a or buf_b */
+  uint8_t *buf_a, *buf_b;
+  _Atomic(uint8_t *) spare; /* the other one; NULL while the writer has it */
+  size_t len;
+  uint32_t nevents;
+  _Atomic uint64_t committed; /* nevents << 32 | len, for the exit's flush */
+  uint64_t chunk_time, prev_time, prev_addr;
+  int64_t countdown; /* sampled mode: bytes until the next sample */
+  uint64_t rng;
+  uint64_t rt_time, rt_stack, rt_weight; /* realloc begun */
+  bool rt_old, rt_new;
+  hh_tr_stack_cache *cache;
+} tstate;
+
+static __thread tstate *tls_ts IE;
+static __thread bool tls_failed IE;
+static _Atomic(tstate *) threads;
+static atomic_uint next_index = 1;
+static pthread_key_t exit_key;
+static bool have_key;
+static uint64_t flush_after; /* ticks: a chunk older than this is written */
+static uint64_t rss_every;   /* ticks between RSS samples */
+static _Atomic uint64_t next_rss;
+
+/* ---- thread states -------------------------------------------------------- */
+
+static void spin_lock(atomic_int *l) {
+  while (atomic_exchange_explicit(l, 1, memory_order_acquire) != 0) sched_yield();
+}
+static void spin_unlock(atomic_int *l) { atomic_store_explicit(l, 0, memory_order_release); }
+
+static uint64_t rng_next(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Bytes until the next sample: exponential with mean sample (Poisson
+ * sampling of bytes, as tcmalloc and jemalloc do). */
+static int64_t draw_countdown(tstate *ts) {
+  double u = ((double)(rng_next(&ts->rng) >> 11) + 1.0) * (1.0 / 9007199254740992.0); /* (0, 1] */
+  double v = -log(u) * (double)hh__tr_opt.sample;
+  return v >= 9e18 ? INT64_MAX : (int64_t)v + 1;
+}
+
+static void thread_name(char out[16]) {
+  memset(out, 0, 16);
+  prctl(PR_GET_NAME, out, 0, 0, 0);
+  out[15] = '\0';
+}
+
+static void on_thread_exit(void *arg);
+
+static tstate *thread_state_slow(void) {
+  if (tls_failed) return NULL;
+  size_t head = (sizeof(tstate) + 4095) & ~(size_t)4095;
+  size_t cache = hh__tr_opt.stacks ? (hh__tr_stack_cache_bytes() + 4095) & ~(size_t)4095 : 0;
+  uint8_t *mem = hh__tr_map(head + 2 * BUF_CAP + cache);
+  if (mem == NULL) {
+    tls_failed = true;
+    return NULL;
+  }
+  tstate *ts = (tstate *)mem;
+  ts->buf = ts->buf_a = mem + head;
+  ts->buf_b = mem + head + BUF_CAP;
+  atomic_store(&ts->spare, ts->buf_b);
+  ts->cache = cache ? (hh_tr_stack_cache *)(mem + head + 2 * BUF_CAP) : NULL;
+  ts->index = atomic_fetch_add(&next_index, 1);
+  ts->tid = (int)syscall(SYS_gettid);
+  thread_name(ts->name);
+  ts->need_thread = true;
+  ts->rng = (hh__tr_ticks() ^ ((uint64_t)ts->tid << 32) ^ (uintptr_t)ts) | 1;
+  if (hh__tr_opt.sample != 0) ts->countdown = draw_countdown(ts);
+  ts->next = atomic_load(&threads);
+  while (!atomic_compare_exchange_weak(&threads, &ts->next, ts)) {
+  }
+  tls_ts = ts;
+  if (have_key) pthread_setspecific(exit_key, ts);
+  return ts;
+}
+
+static inline tstate *thread_state(void) {
+  tstate *ts = tls_ts;
+  if (likely(ts != NULL)) return unlikely(ts->dead) ? NULL : ts;
+  return thread_state_slow();
+}
+
+/* ---- chunks --------------------------------------------------------------------- */
+
+static void begin_chunk(tstate *ts, uint64_t now) {
+  uint8_t *p = ts->buf;
+  *p++ = HH_REC_CHUNK_TIME;
+  p = hh__tr_varint(p, now);
+  if (ts->need_thread) {
+    ts->need_thread = false;
+    *p++ = HH_REC_THREAD;
+    p = hh__tr_varint(p, ts->index);
+    p = hh__tr_varint(p, (uint64_t)ts->tid);
+    p = hh__tr_string(p, ts->name, strnlen(ts->name, 16));
+  }
+  ts->len = (size_t)(p - ts->buf);
+  ts->chunk_time = ts->prev_time = now;
+  ts->prev_addr = 0;
+}
+
+/* ---- the writer thread ------------------------------------------------------
+ * Full buffers are handed to a thread of ours that compresses and writes
+ * them, so that the program's threads only encode: each thread has two
+ * buffers and fills one while the writer empties the other. The writer is
+ * started at the first full buffer (not inside the hook's start-up), with
+ * every signal blocked; if it cannot be started, threads write their chunks
+ * themselves. Its queue is FIFO, so a thread's chunks stay in order. */
+
+typedef struct job {
+  tstate *ts;
+  uint8_t *data;
+  size_t len;
+  uint32_t nevents;
+} job;
+
+#define QUEUE 256
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static job queue[QUEUE];
+static unsigned q_head, q_count;
+/* Held by whoever writes queued chunks: the writer, or the exit's flush. */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int writer_state; /* 0 none, 1 starting, 2 running, 3 failed */
+static atomic_int writer_sleeping;
+static atomic_bool writer_stop;
+
+static void futex(atomic_int *addr, int op, int val, const struct timespec *timeout) {
+  syscall(SYS_futex, addr, op, val, timeout, NULL, 0);
+}
+
+static bool pop(job *out) {
+  pthread_mutex_lock(&q_lock);
+  bool any = q_count > 0;
+  if (any) {
+    *out = queue[q_head];
+    q_head = (q_head + 1) % QUEUE;
+    q_count--;
+  }
+  pthread_mutex_unlock(&q_lock);
+  return any;
+}
+
+static bool push(const job *j) {
+  pthread_mutex_lock(&q_lock);
+  bool room = q_count < QUEUE;
+  if (room) {
+    queue[(q_head + q_count) % QUEUE] = *j;
+    q_count++;
+  }
+  pthread_mutex_unlock(&q_lock);
+  if (room && atomic_load(&writer_sleeping)) {
+    atomic_store(&writer_sleeping, 0);
+    futex(&writer_sleeping, FUTEX_WAKE_PRIVATE, 1, NULL);
+  }
+  return room;
+}
+
+static void write_job(const job *j) {
+  hh__tr_proc_flush();
+  hh__tr_write_chunk(j->data, j->len, j->ts->index, j->nevents);
+  atomic_store_explicit(&j->ts->spare, j->data, memory_order_release);
+}
+
+static void *writer_main(void *arg) {
+  (void)arg;
+  tls_failed = true; /* never records itself */
+  prctl(PR_SET_NAME, "heaphook-trace", 0, 0, 0);
+  for (;;) {
+    job j;
+    pthread_mutex_lock(&write_lock);
+    if (atomic_load(&writer_stop)) {
+      pthread_mutex_unlock(&write_lock);
+      return NULL;
+    }
+    bool any = pop(&j);
+    if (any) write_job(&j);
+    pthread_mutex_unlock(&write_lock);
+    if (any) continue;
+    atomic_store(&writer_sleeping, 1);
+    pthread_mutex_lock(&q_lock);
+    bool empty = q_count == 0;
+    pthread_mutex_unlock(&q_lock);
+    if (empty) {
+      struct timespec t = {0, 20 * 1000 * 1000};
+      futex(&writer_sleeping, FUTEX_WAIT_PRIVATE, 1, &t);
+    }
+    atomic_store(&writer_sleeping, 0);
+  }
+}
+
+static void start_writer(void) {
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&writer_state, &expected, 1)) return;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 256 << 10);
+  bool ok = pthread_create(&t, &attr, writer_main, NULL) == 0;
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  atomic_store(&writer_state, ok ? 2 : 3);
+}
+
+static void reset_buffer(tstate *ts) {
+  ts->len = 0;
+  ts->nevents = 0;
+  atomic_store_explicit(&ts->committed, 0, memory_order_release);
+}
+
+/* The owner hands its buffer over (full, old, or the thread ends). */
+static void flush_thread(tstate *ts) {
+  hh__tr_modules_scan(true);
+  char name[16];
+  thread_name(name);
+  if (memcmp(name, ts->name, 16) != 0) {
+    memcpy(ts->name, name, 16);
+    ts->need_thread = true;
+  }
+  if (ts->nevents == 0) {
+    if (ts->len > 0) ts->need_thread = true; /* its THREAD record was not written */
+    reset_buffer(ts);
+    return;
+  }
+  if (atomic_load(&writer_state) == 0) start_writer();
+  for (;;) {
+    spin_lock(&ts->lock);
+    if (ts->closed) {
+      /* Written at exit: what follows is not recorded. */
+      ts->dead = true;
+      spin_unlock(&ts->lock);
+      return;
+    }
+    if (atomic_load(&writer_state) != 2) {
+      hh__tr_proc_flush();
+      hh__tr_write_chunk(ts->buf, ts->len, ts->index, ts->nevents);
+      break;
+    }
+    uint8_t *spare = atomic_exchange_explicit(&ts->spare, NULL, memory_order_acquire);
+    if (spare != NULL) {
+      job j = {ts, ts->buf, ts->len, ts->nevents};
+      if (push(&j)) {
+        ts->buf = spare;
+        break;
+      }
+      atomic_store(&ts->spare, spare);
+    }
+    /* The writer is behind: wait for it (the lock is not held meanwhile). */
+    spin_unlock(&ts->lock);
+    sched_yield();
+  }
+  reset_buffer(ts);
+  spin_unlock(&ts->lock);
+}
+
+static void periodic(uint64_t now) {
+  uint64_t due = atomic_load_explicit(&next_rss, memory_order_relaxed);
+  if (now < due || !atomic_compare_exchange_strong(&next_rss, &due, now + rss_every)) return;
+  hh__tr_rss_record(now);
+  hh__tr_modules_scan(true);
+}
+
+/* Room for one event at the end of the buffer, a chunk begun. */
+static inline uint8_t *ev_begin(tstate *ts, uint64_t now) {
+  if (unlikely(ts->len + BUF_ROOM > BUF_CAP) ||
+      unlikely(ts->len != 0 && now - ts->chunk_time > flush_after)) {
+    flush_thread(ts);
+    if (ts->dead) return NULL;
+  }
+  if (unlikely(ts->len == 0)) begin_chunk(ts, now);
+  if (unlikely(now >= atomic_load_explicit(&next_rss, memory_order_relaxed))) periodic(now);
+  return ts->buf + ts->len;
+}
+
+static inline void ev_end(tstate *ts, uint8_t *p) {
+  ts->len = (size_t)(p - ts->buf);
+  ts->nevents++;
+  atomic_store_explicit(&ts->committed, ((uint64_t)ts->nevents << 32) | ts->len, memory_order_release);
+}
+
+static inline uint8_t *put_time(tstate *ts, uint8_t *p, uint64_t t) {
+  if (unlikely(t < ts->prev_time)) t = ts->prev_time; /* a migration between unsynchronised TSCs */
+  p = hh__tr_varint(p, t - ts->prev_time);
+  ts->prev_time = t;
+  return p;
+}
+
+static inline uint8_t *put_addr(tstate *ts, uint8_t *p, uintptr_t a) {
+  p = hh__tr_svarint(p, (int64_t)(a - ts->prev_addr));
+  ts->prev_addr = a;
+  return p;
+}
+
+/* ---- events ----------------------------------------------------------------------- */
+
+static inline uint64_t stack_here(tstate *ts) {
+  return hh__tr_opt.stacks ? hh__tr_stack_capture(ts->cache, hh__call_cfa) : 0;
+}
+
+/* Sampled mode: whether an allocation of size bytes is sampled, and the
+ * bytes it stands for (size / P(sampled), P = 1 - exp(-size/period)). */
+static bool sample(tstate *ts, size_t size, uint64_t *weight) {
+  ts->countdown -= (int64_t)(size < INT64_MAX ? size : INT64_MAX);
+  if (likely(ts->countdown > 0)) return false;
+  ts->countdown = draw_countdown(ts);
+  double p = -expm1(-(double)size / (double)hh__tr_opt.sample);
+  double w = p > 0 ? (double)size / p : (double)hh__tr_opt.sample;
+  *weight = w >= 1.8e19 ? UINT64_MAX : (uint64_t)(w + 0.5);
+  return true;
+}
+
+/* Sampled mode: the set of live sampled blocks, so that a free is recorded
+ * for those only. Samples are rare (one per HEAPHOOK_TRACE_SAMPLE bytes), so
+ * a small open-addressing table of addresses serves, written under a lock
+ * (at a sampled allocation or free) and read without one at every free: a
+ * per-block flag would need a block prefix, whose cost is the hook's, not
+ * the sampler's. Replaced tables are never unmapped (a reader may still be
+ * in one; it holds what the reader can be asked about). */
+#define TOMB ((uintptr_t)1)
+static pthread_mutex_t sampled_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(uintptr_t *) sampled; /* [0]: capacity (a power of two), then slots */
+static size_t sampled_used;          /* live + tombstones, under the lock */
+static atomic_size_t sampled_live;
+
+static inline size_t addr_hash(uintptr_t a) {
+  return (size_t)(((uint64_t)a >> 4) * 0x9E3779B97F4A7C15ull >> 20);
+}
+
+static bool sampled_has(const void *ptr) {
+  if (atomic_load_explicit(&sampled_live, memory_order_relaxed) == 0) return false;
+  uintptr_t a = (uintptr_t)ptr, *t = atomic_load_explicit(&sampled, memory_order_acquire);
+  size_t mask = t[0] - 1;
+  for (size_t i = addr_hash(a) & mask;; i = (i + 1) & mask) {
+    uintptr_t v = __atomic_load_n(&t[1 + i], __ATOMIC_RELAXED);
+    if (v == a) return true;
+    if (v == 0) return false;
+  }
+}
+
+/* With the lock: a table with room for one more. */
+static uintptr_t *sampled_room(void) {
+  uintptr_t *t = atomic_load(&sampled);
+  size_t cap = t ? t[0] : 0;
+  if (t != NULL && (sampled_used + 1) * 2 <= cap) return t;
+  size_t live = atomic_load(&sampled_live), ncap = 1024;
+  while ((live + 1) * 4 > ncap) ncap *= 2;
+  uintptr_t *n = hh__tr_map((ncap + 1) * sizeof(uintptr_t));
+  if (n == NULL) return NULL;
+  n[0] = ncap;
+  for (size_t i = 0; i < cap; i++) {
+    uintptr_t v = t[1 + i];
+    if (v <= TOMB) continue;
+    size_t j = addr_hash(v) & (ncap - 1);
+    while (n[1 + j] != 0) j = (j + 1) & (ncap - 1);
+    n[1 + j] = v;
+  }
+  sampled_used = live;
+  atomic_store_explicit(&sampled, n, memory_order_release);
+  return n;
+}
+
+static void sampled_add(const void *ptr) {
+  uintptr_t a = (uintptr_t)ptr;
+  pthread_mutex_lock(&sampled_lock);
+  uintptr_t *t = sampled_room();
+  if (t != NULL) {
+    size_t mask = t[0] - 1, i = addr_hash(a) & mask;
+    while (t[1 + i] > TOMB) i = (i + 1) & mask;
+    if (t[1 + i] == 0) sampled_used++;
+    __atomic_store_n(&t[1 + i], a, __ATOMIC_RELEASE);
+    atomic_fetch_add(&sampled_live, 1);
+  }
+  pthread_mutex_unlock(&sampled_lock);
+}
+
+static void sampled_remove(const void *ptr) {
+  uintptr_t a = (uintptr_t)ptr;
+  pthread_mutex_lock(&sampled_lock);
+  uintptr_t *t = atomic_load(&sampled);
+  if (t != NULL) {
+    size_t mask = t[0] - 1;
+    for (size_t i = addr_hash(a) & mask; t[1 + i] != 0; i = (i + 1) & mask) {
+      if (t[1 + i] == a) {
+        __atomic_store_n(&t[1 + i], TOMB, __ATOMIC_RELEASE);
+        atomic_fetch_sub(&sampled_live, 1);
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&sampled_lock);
+}
+
+static void write_alloc(tstate *ts, const hh_event *ev, uint64_t now, uint64_t stack, uint64_t weight) {
+  uint8_t *p = ev_begin(ts, now);
+  if (p == NULL) return;
+  if (weight != 0) {
+    *p++ = HH_REC_SAMPLE_WEIGHT;
+    p = hh__tr_varint(p, weight);
+  }
+  *p++ = (uint8_t)(HH_REC_ALLOC + ev->fn);
+  p = put_time(ts, p, now);
+  p = put_addr(ts, p, (uintptr_t)ev->ptr);
+  p = hh__tr_varint(p, ev->size);
+  p = hh__tr_varint(p, stack);
+  if (hh_trace_fn_has_align(ev->fn)) p = hh__tr_varint(p, ev->align);
+  ev_end(ts, p);
+}
+
+static void write_free(tstate *ts, hh_fn fn, const void *ptr, uint64_t now) {
+  uint8_t *p = ev_begin(ts, now);
+  if (p == NULL) return;
+  *p++ = (uint8_t)(HH_REC_FREE + fn);
+  p = put_time(ts, p, now);
+  p = put_addr(ts, p, (uintptr_t)ptr);
+  ev_end(ts, p);
+}
+
+static void trace_on_alloc(const hh_event *ev, void *slot) {
+  (void)slot;
+  if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
+  tstate *ts = thread_state();
+  if (ts == NULL) return;
+  uint64_t weight = 0;
+  if (hh__tr_opt.sample != 0) {
+    if (likely(!sample(ts, ev->size, &weight))) return;
+    sampled_add(ev->ptr);
+  }
+  uint64_t stack = stack_here(ts);
+  write_alloc(ts, ev, hh__tr_now(), stack, weight);
+}
+
+static void trace_on_free(const hh_event *ev, void *slot) {
+  (void)slot;
+  if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
+  if (hh__tr_opt.sample != 0) {
+    if (likely(!sampled_has(ev->ptr))) return;
+    sampled_remove(ev->ptr);
+  }
+  tstate *ts = thread_state();
+  if (ts == NULL) return;
+  write_free(ts, ev->fn, ev->ptr, hh__tr_now());
+}
+
+static void trace_on_realloc_begin(const hh_event *ev, void *slot) {
+  (void)slot;
+  if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
+  tstate *ts = thread_state();
+  if (ts == NULL) return;
+  ts->rt_time = hh__tr_now();
+  ts->rt_weight = 0;
+  ts->rt_old = ts->rt_new = true;
+  if (hh__tr_opt.sample != 0) {
+    ts->rt_old = sampled_has(ev->old_ptr);
+    ts->rt_new = sample(ts, ev->size, &ts->rt_weight);
+  }
+  ts->rt_stack = ts->rt_new ? stack_here(ts) : 0;
+}
+
+static void trace_on_realloc(const hh_event *ev, void *slot) {
+  (void)slot;
+  if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
+  tstate *ts = thread_state();
+  if (ts == NULL) return;
+  bool was = ts->rt_old, is = ts->rt_new;
+  if (hh__tr_opt.sample != 0) {
+    if (was) sampled_remove(ev->old_ptr);
+    if (is) sampled_add(ev->ptr);
+  }
+  if (was && is) {
+    uint8_t *p = ev_begin(ts, ts->rt_time);
+    if (p == NULL) return;
+    if (ts->rt_weight != 0) {
+      *p++ = HH_REC_SAMPLE_WEIGHT;
+      p = hh__tr_varint(p, ts->rt_weight);
+    }
+    *p++ = (uint8_t)(HH_REC_REALLOC + ev->fn);
+    p = put_time(ts, p, ts->rt_time);
+    uintptr_t old = (uintptr_t)ev->old_ptr;
+    p = put_addr(ts, p, old);
+    p = hh__tr_svarint(p, (int64_t)((uintptr_t)ev->ptr - old));
+    ts->prev_addr = (uintptr_t)ev->ptr;
+    p = hh__tr_varint(p, ev->size);
+    p = hh__tr_varint(p, ts->rt_stack);
+    ev_end(ts, p);
+  } else if (is) {
+    /* Sampled now, not before: to the trace it is a new block. */
+    write_alloc(ts, ev, hh__tr_now(), ts->rt_stack, ts->rt_weight);
+  } else if (was) {
+    write_free(ts, ev->fn, ev->old_ptr, ts->rt_time);
+  }
+}
+
+/* ---- thread exit, fork, stop ------------------------------------------------------ */
+
+static void on_thread_exit(void *arg) {
+  tstate *ts = arg;
+  if (ts == NULL || ts != tls_ts) return;
+  if (atomic_load(&hh__tr_active)) flush_thread(ts);
+  /* The state stays (late frees of this thread land in it); its memory
+   * goes back until then. */
+  madvise(ts->buf, BUF_CAP, MADV_DONTNEED);
+  uint8_t *spare = atomic_load(&ts->spare);
+  if (spare != NULL) madvise(spare, BUF_CAP, MADV_DONTNEED);
+  if (ts->cache != NULL) madvise(ts->cache, hh__tr_stack_cache_bytes(), MADV_DONTNEED);
+}
+
+/* The parent's buffer is written before the fork: a child that execs at
+ * once leaves the parent's trace whole up to the fork. */
+static void at_prepare(void) {
+  tstate *ts = tls_ts;
+  if (ts != NULL && !ts->dead && atomic_load(&hh__tr_active)) {
+    flush_thread(ts);
+    /* ... and written: wait until the writer has it done. */
+    for (int i = 0; i < 20000 && atomic_load(&writer_state) == 2 && atomic_load(&ts->spare) == NULL; i++)
+      sched_yield();
+  }
+  pthread_mutex_lock(&write_lock);
+  pthread_mutex_lock(&q_lock);
+  pthread_mutex_lock(&sampled_lock);
+  hh__tr_writer_prepare();
+}
+static void at_parent(void) {
+  hh__tr_writer_parent();
+  pthread_mutex_unlock(&sampled_lock);
+  pthread_mutex_unlock(&q_lock);
+  pthread_mutex_unlock(&write_lock);
+}
+
+static void at_child(void) {
+  hh__tr_writer_child();
+  /* No writer here (threads do not survive fork); the parent's queue is
+   * the parent's to write. */
+  pthread_mutex_init(&q_lock, NULL);
+  pthread_mutex_init(&write_lock, NULL);
+  pthread_mutex_init(&sampled_lock, NULL);
+  q_head = q_count = 0;
+  atomic_store(&writer_state, 0);
+  atomic_store(&writer_sleeping, 0);
+  bool was = atomic_load(&hh__tr_active);
+  hh__tr_file_forget();
+  /* Only this thread lives on: the others' states are dropped, and so is
+   * what the parent had buffered (the parent writes it). */
+  tstate *me = tls_ts;
+  atomic_store(&threads, NULL);
+  atomic_store(&next_index, 1);
+  if (!was || !hh__tr_opt.children) return;
+  hh__tr_clock_start();
+  hh__tr_stacks_reset();
+  hh__tr_modules_reset();
+  atomic_store(&next_rss, 0);
+  if (me != NULL) {
+    me->index = atomic_fetch_add(&next_index, 1);
+    me->tid = (int)syscall(SYS_gettid);
+    me->need_thread = true;
+    me->closed = false;
+    me->dead = false;
+    me->buf = me->buf_a;
+    atomic_store(&me->spare, me->buf_b);
+    me->len = 0;
+    me->nevents = 0;
+    atomic_store(&me->committed, 0);
+    atomic_store(&me->lock, 0);
+    atomic_store(&threads, me);
+  }
+  if (hh__tr_file_open() == 0) {
+    hh__tr_command_record();
+    hh__tr_modules_scan(false);
+  }
+}
+
+static void trace_stop(int fd) {
+  (void)fd;
+  if (!atomic_load(&hh__tr_active)) return;
+  uint64_t now = hh__tr_now();
+  hh__tr_rss_record(now);
+  hh__tr_modules_scan(true);
+  /* The writer finishes its chunk and stops; no thread hands over another
+   * once closed; then the queue, older, goes before the buffers being
+   * filled, so that each thread's chunks stay in order. */
+  atomic_store(&writer_stop, true);
+  pthread_mutex_lock(&write_lock);
+  tstate *all = atomic_load(&threads);
+  for (tstate *ts = all; ts != NULL; ts = ts->next) {
+    spin_lock(&ts->lock);
+    ts->closed = true;
+    spin_unlock(&ts->lock);
+  }
+  job j;
+  while (pop(&j)) write_job(&j);
+  for (tstate *ts = all; ts != NULL; ts = ts->next) {
+    spin_lock(&ts->lock);
+    uint64_t c = atomic_load_explicit(&ts->committed, memory_order_acquire);
+    size_t len = (size_t)(c & 0xffffffffu);
+    uint32_t n = (uint32_t)(c >> 32);
+    if (n > 0) {
+      hh__tr_proc_flush();
+      hh__tr_write_chunk(ts->buf, len, ts->index, n);
+    }
+    spin_unlock(&ts->lock);
+  }
+  pthread_mutex_unlock(&write_lock);
+  hh__tr_meta_lock();
+  uint8_t *p = hh__tr_proc_reserve(1 + 2 * HH_VARINT_MAX);
+  if (p != NULL) {
+    *p++ = HH_REC_END;
+    p = hh__tr_varint(p, hh__tr_now());
+    p = hh__tr_varint(p, hh__tr_events_written());
+    hh__tr_proc_commit(p);
+  }
+  hh__tr_proc_flush_locked();
+  hh__tr_meta_unlock();
+  atomic_store(&hh__tr_active, false);
+}
+
+void hh__trace_marker(const char *name) {
+  if (name == NULL || !atomic_load(&hh__tr_active)) return;
+  size_t n = strnlen(name, 4096);
+  uint64_t now = hh__tr_now();
+  hh__tr_meta_lock();
+  uint8_t *p = hh__tr_proc_reserve(1 + 2 * HH_VARINT_MAX + n);
+  if (p != NULL) {
+    *p++ = HH_REC_MARKER;
+    p = hh__tr_varint(p, now);
+    p = hh__tr_string(p, name, n);
+    hh__tr_proc_commit(p);
+  }
+  hh__tr_meta_unlock();
+}
+
+/* ---- start ------------------------------------------------------------------------- */
+
+static int bool_option(const char *name, bool *out) {
+  const char *v = hh__env_get(name);
+  if (v == NULL || *v == '\0') return 0;
+  if (hh__parse_bool(v, out) == 0) return 0;
+  hh__log("%s=%s: expected 1 or 0 (also true/false, yes/no, on/off)", name, v);
+  return -1;
+}
+
+static int trace_start(void) {
+  hh_tr_options *o = &hh__tr_opt;
+  o->output = hh__env_get("HEAPHOOK_OUTPUT");
+  o->stacks = true;
+  o->children = true;
+  o->sample = 0;
+  const char *s = hh__env_get("HEAPHOOK_TRACE_SAMPLE");
+  if (s != NULL && *s != '\0') {
+    size_t bytes;
+    if (hh__parse_size(s, &bytes) != 0) {
+      hh__log(
+          "HEAPHOOK_TRACE_SAMPLE=%s: expected a size in bytes such as 524288 or 512K (0: every allocation)",
+          s);
+      return -1;
+    }
+    o->sample = bytes;
+  }
+  if (bool_option("HEAPHOOK_TRACE_STACKS", &o->stacks) != 0) return -1;
+  /* HEAPHOOK_TRACE_CHILDREN=0: the first process traces and marks the
+   * variable (its value's first character becomes '-', in place: no
+   * allocation) so that programs it execs, which inherit it, do not. */
+  char *children = (char *)hh__env_get("HEAPHOOK_TRACE_CHILDREN");
+  if (children != NULL && children[0] == '-') return 0;
+  if (children != NULL && bool_option("HEAPHOOK_TRACE_CHILDREN", &o->children) != 0) return -1;
+  if (!o->children && children != NULL) children[0] = '-';
+
+  hh__tr_clock_start();
+  hh__tr_self_init();
+  if (o->stacks) hh__tr_stacks_init();
+  /* About 1 s and 10 ms at 2-4 GHz. */
+  flush_after = hh__tr_use_tsc ? (1ull << 31) >> hh__tr_tick_shift : 1000000000ull;
+  rss_every = hh__tr_use_tsc ? (1ull << 25) >> hh__tr_tick_shift : 10000000ull;
+  static bool once;
+  if (!once) {
+    once = true;
+    have_key = pthread_key_create(&exit_key, on_thread_exit) == 0;
+    pthread_atfork(at_prepare, at_parent, at_child);
+  }
+  if (hh__tr_file_open() != 0) return 0; /* warned; the program runs on */
+  hh__tr_command_record();
+  hh__tr_modules_scan(false);
+  atomic_store(&next_rss, 0);
+  return 0;
+}
+
+const hh_recorder hh__trace_recorder = {
+    .name = "trace",
+    .summary = "every allocation with time, thread and call stack, to a trace file (HEAPHOOK_OUTPUT)",
+    .start = trace_start,
+    .on_alloc = trace_on_alloc,
+    .on_free = trace_on_free,
+    .on_realloc_begin = trace_on_realloc_begin,
+    .on_realloc = trace_on_realloc,
+    .stop = trace_stop,
+};

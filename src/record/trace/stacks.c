@@ -1,0 +1,199 @@
+/* Call stacks: a per-thread cache in front of a DWARF unwind, and the
+ * process-wide trie that turns stacks into ids.
+ *
+ * The cache. On x86-64 the return address of frame i sits at CFA_i - 8, in
+ * a stack slot that stays put while the frame lives. An entry remembers, for
+ * one call site (the program's return address and stack pointer at the call
+ * of malloc, which the hook's entry points note in hh__call_cfa), every
+ * frame's return address and the slot it was found in, and the stack's id.
+ * A hit re-reads those slots: if each still holds its return address, the
+ * frames are the same ones (a frame's CFA follows from its caller's CFA and
+ * return address), and the id is returned without unwinding or looking up
+ * the trie. A program looping over malloc costs a few loads per call.
+ *
+ * The unwind (a miss) uses libunwind's DWARF unwinder, so frames without
+ * frame pointers (libstdc++'s operator new, most distribution libraries)
+ * are right. Our own frames are skipped up to the one whose stack pointer is
+ * the call site's (or, when that is unknown, by address).
+ *
+ * The trie: a hash table (parent id, ip) -> id under the meta lock, which
+ * also writes the STACK record of each new node into the process buffer, so
+ * the record is flushed before any event naming the id. */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define CACHE_BITS 8
+#define CACHE_N (1u << CACHE_BITS)
+
+typedef struct entry {
+  uintptr_t cfa; /* key, with ip[0] */
+  uint64_t id;
+  uint32_t depth;
+  uint32_t gen;
+  uintptr_t ip[HH_TR_MAX_FRAMES];
+  uint32_t off[HH_TR_MAX_FRAMES]; /* slot of ip[i] = cfa + off[i] */
+} entry;
+
+struct hh_tr_stack_cache {
+  entry e[CACHE_N];
+};
+
+size_t hh__tr_stack_cache_bytes(void) { return sizeof(hh_tr_stack_cache); }
+
+/* Bumped when every id is forgotten (fork): older cache entries miss. */
+static _Atomic uint32_t gen = 1;
+
+/* ---- the trie ---------------------------------------------------------------- */
+
+typedef struct node {
+  uint64_t parent, ip, id; /* id 0: empty slot */
+} node;
+
+static node *table;
+static size_t table_cap, table_count;
+static uint64_t next_id = 1;
+
+static size_t node_hash(uint64_t parent, uint64_t ip) {
+  return (size_t)(((ip * 0x9E3779B97F4A7C15ull) ^ (parent * 0xC2B2AE3D27D4EB4Full)) >> 20);
+}
+
+static bool grow(void) {
+  size_t cap = table_cap ? table_cap * 2 : (1u << 16);
+  node *t = hh__tr_map(cap * sizeof(node));
+  if (t == NULL) return false;
+  for (size_t i = 0; i < table_cap; i++) {
+    node *n = &table[i];
+    if (n->id == 0) continue;
+    size_t h = node_hash(n->parent, n->ip) & (cap - 1);
+    while (t[h].id != 0) h = (h + 1) & (cap - 1);
+    t[h] = *n;
+  }
+  if (table != NULL) munmap(table, table_cap * sizeof(node));
+  table = t;
+  table_cap = cap;
+  return true;
+}
+
+/* With the meta lock: the id of parent's stack plus ip, made if new. 0 when
+ * out of memory. */
+static uint64_t intern(uint64_t parent, uint64_t ip) {
+  if (table_count * 2 >= table_cap && !grow()) return 0;
+  size_t h = node_hash(parent, ip) & (table_cap - 1);
+  for (;; h = (h + 1) & (table_cap - 1)) {
+    node *n = &table[h];
+    if (n->id == 0) break;
+    if (n->parent == parent && n->ip == ip) return n->id;
+  }
+  uint8_t *p = hh__tr_proc_reserve(1 + 3 * HH_VARINT_MAX);
+  if (p == NULL) return 0;
+  node *n = &table[h];
+  n->parent = parent;
+  n->ip = ip;
+  n->id = next_id++;
+  table_count++;
+  *p++ = HH_REC_STACK;
+  p = hh__tr_varint(p, n->id);
+  p = hh__tr_varint(p, parent);
+  p = hh__tr_varint(p, ip);
+  hh__tr_proc_commit(p);
+  return n->id;
+}
+
+void hh__tr_stacks_init(void) { unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD); }
+
+void hh__tr_stacks_reset(void) {
+  if (table != NULL) memset(table, 0, table_cap * sizeof(node));
+  table_count = 0;
+  next_id = 1;
+  atomic_fetch_add(&gen, 1);
+}
+
+/* ---- unwinding ------------------------------------------------------------------ */
+
+/* Fills ips/sps (innermost first) with the program's frames; returns how
+ * many. With cfa, frames are taken from the one whose stack pointer is cfa;
+ * without, from the first outside heaphook. -1: cfa was not found. */
+static int unwind(uintptr_t cfa, uintptr_t *ips, uintptr_t *sps) {
+  unw_context_t uc;
+  unw_cursor_t cur;
+  if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0) return 0;
+  int n = 0, skipped = 0;
+  bool found = false;
+  while (unw_step(&cur) > 0) {
+    unw_word_t ip, sp;
+    if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) != 0) break;
+    if (!found) {
+      if (cfa != 0 ? sp == cfa : !hh__tr_in_self(ip)) {
+        found = true;
+      } else {
+        if (++skipped > 32 || (cfa != 0 && sp > cfa)) return cfa != 0 ? -1 : 0;
+        continue;
+      }
+    }
+    if (ip == 0) break;
+    ips[n] = ip;
+    sps[n] = sp;
+    if (++n == HH_TR_MAX_FRAMES) break;
+  }
+  return found ? n : (cfa != 0 ? -1 : 0);
+}
+
+static inline entry *slot_for(hh_tr_stack_cache *c, uintptr_t ra, uintptr_t cfa) {
+  uint64_t h = ((uint64_t)ra ^ ((uint64_t)cfa << 9)) * 0x9E3779B97F4A7C15ull;
+  return &c->e[h >> (64 - CACHE_BITS)];
+}
+
+uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
+  uintptr_t cfa = (uintptr_t)cfa_p;
+  uint32_t g = atomic_load_explicit(&gen, memory_order_relaxed);
+  entry *e = NULL;
+  if (cfa != 0 && cache != NULL) {
+    uintptr_t ra = ((const uintptr_t *)cfa)[-1];
+    e = slot_for(cache, ra, cfa);
+    if (e->cfa == cfa && e->ip[0] == ra && e->gen == g) {
+      uint32_t i = 1;
+      for (; i < e->depth; i++) {
+        if (*(const uintptr_t *)(cfa + e->off[i]) != e->ip[i]) break;
+      }
+      if (i == e->depth) return e->id;
+    }
+  }
+  uintptr_t ips[HH_TR_MAX_FRAMES], sps[HH_TR_MAX_FRAMES];
+  int n = unwind(cfa, ips, sps);
+  if (n < 0) {
+    /* hh__call_cfa was not this call's (a call that bypassed the entry
+     * points): find our frames' end by address, and do not cache. */
+    n = unwind(0, ips, sps);
+    e = NULL;
+  }
+  if (n <= 0) return 0;
+  /* New frames may be in a library loaded since the last look (and gone
+   * before the next): its MODULE_LOAD goes first. */
+  hh__tr_modules_scan(true);
+  uint64_t id = 0;
+  hh__tr_meta_lock();
+  for (int i = n - 1; i >= 0; i--) {
+    id = intern(id, ips[i]);
+    if (id == 0) break;
+  }
+  hh__tr_meta_unlock();
+  if (id == 0 || e == NULL) return id;
+  /* Cache it when every return address is where a call put it. */
+  for (int i = 0; i < n; i++) {
+    if (sps[i] < cfa || sps[i] - cfa > UINT32_MAX || ((const uintptr_t *)sps[i])[-1] != ips[i]) return id;
+  }
+  e->cfa = 0; /* invalid while it is rewritten (a signal handler may malloc) */
+  for (int i = 0; i < n; i++) {
+    e->ip[i] = ips[i];
+    e->off[i] = (uint32_t)(sps[i] - 8 - cfa);
+  }
+  e->depth = (uint32_t)n;
+  e->id = id;
+  e->gen = g;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  e->cfa = cfa;
+  return id;
+}

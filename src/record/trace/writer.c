@@ -1,0 +1,349 @@
+/* The trace file: creation, the header, chunks, and the process buffer.
+ *
+ * Chunks are compressed by the thread whose buffer filled, with one of a few
+ * zstd contexts living in mmap'd workspaces (no malloc), and written with one
+ * write(2) each to a file opened with O_APPEND: concurrent chunks of several
+ * threads land whole, one after the other, without a lock of ours. A trace
+ * cut short by SIGKILL therefore ends with whole chunks, or one cut at its
+ * end. */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_initStaticCCtx: a context in our memory */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "base/log.h"
+#include "internal.h"
+
+/* zstd's fastest positive level: -1 and below compress these records
+ * worse for little gain in speed, 3 costs half again for 6% less. */
+#define ZSTD_LEVEL 1
+/* Largest raw chunk anyone hands us: the process buffer. */
+#define PROC_CAP (1u << 20)
+#define POOL 4
+
+hh_tr_options hh__tr_opt;
+atomic_bool hh__tr_active;
+
+static int fd = -1;
+static char path[4096];
+static atomic_bool header_done;
+static pthread_mutex_t header_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool warned;
+static _Atomic uint64_t events_written;
+
+void *hh__tr_map(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---- creating the file ---------------------------------------------------- */
+
+/* pattern with each "%p" replaced by pid (and "%%" by "%"); -1 if too long. */
+static int expand(const char *pattern, const char *pid, char *out, size_t size) {
+  size_t n = 0, plen = strlen(pid);
+  for (const char *p = pattern; *p != '\0'; p++) {
+    const char *piece = p;
+    size_t len = 1;
+    if (p[0] == '%' && p[1] == 'p') {
+      piece = pid;
+      len = plen;
+      p++;
+    } else if (p[0] == '%' && p[1] == '%') {
+      p++;
+    }
+    if (n + len >= size) return -1;
+    memcpy(out + n, piece, len);
+    n += len;
+  }
+  out[n] = '\0';
+  return 0;
+}
+
+static void warn_once(const char *what, int err) {
+  if (atomic_exchange(&warned, true)) return;
+  hh__log("trace %s: %s (%s); the program runs on without tracing", path, what, strerror(err));
+}
+
+/* Creates the file (with the header's lock held). */
+static bool create_file(void) {
+  const char *pattern =
+      hh__tr_opt.output != NULL && hh__tr_opt.output[0] != '\0' ? hh__tr_opt.output : "heaplog.%p.hhtrace";
+  bool has_pid = strstr(pattern, "%p") != NULL;
+  char pid[40];
+  int n = (int)getpid();
+  /* An exec'd program keeps its pid: when its predecessor's trace is there,
+   * "%p" becomes "<pid>.1", "<pid>.2", ... */
+  for (int seq = 0; seq < 100; seq++) {
+    char digits[24], *d = digits + sizeof digits;
+    *--d = '\0';
+    unsigned v = (unsigned)n;
+    do *--d = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    size_t len = strlen(d);
+    memcpy(pid, d, len + 1);
+    if (seq > 0) {
+      char q[8], *e = q + sizeof q;
+      *--e = '\0';
+      unsigned k = (unsigned)seq;
+      do *--e = (char)('0' + k % 10);
+      while ((k /= 10) != 0);
+      pid[len] = '.';
+      memcpy(pid + len + 1, e, strlen(e) + 1);
+    }
+    if (expand(pattern, pid, path, sizeof path) != 0) {
+      size_t plen = strnlen(pattern, sizeof path - 1);
+      memcpy(path, pattern, plen);
+      path[plen] = '\0';
+      errno = ENAMETOOLONG;
+      return false;
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      /* Out of the way of the program's own descriptors (the lowest free
+       * number is what open(2) hands out). */
+      int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+      if (high >= 0) {
+        close(fd);
+        fd = high;
+      }
+      return true;
+    }
+    if (errno != EEXIST || !has_pid) return false;
+  }
+  return false;
+}
+
+/* The file is created when the first chunk is written: a process that
+ * execs before that (a shell's child) leaves no empty file behind, and the
+ * program it runs gets the name. */
+int hh__tr_file_open(void) {
+  fd = -1;
+  atomic_store(&header_done, false);
+  atomic_store(&hh__tr_active, true);
+  return 0;
+}
+
+void hh__tr_file_forget(void) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+  atomic_store(&hh__tr_active, false);
+}
+
+static bool write_all(const void *data, size_t n) {
+  const char *p = data;
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (w == 0) {
+      errno = ENOSPC;
+      return false;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return true;
+}
+
+static void fail(void) {
+  int err = errno;
+  atomic_store(&hh__tr_active, false);
+  warn_once("cannot write the trace file", err);
+}
+
+/* Creates the file and writes the header, once; false when there is no
+ * file to write to. */
+static bool write_header(void) {
+  if (atomic_load_explicit(&header_done, memory_order_acquire)) return fd >= 0;
+  pthread_mutex_lock(&header_lock);
+  if (!atomic_load_explicit(&header_done, memory_order_relaxed)) {
+    bool ok = create_file();
+    if (ok) {
+      hh_trace_header h;
+      memset(&h, 0, sizeof h);
+      memcpy(h.magic, HH_TRACE_MAGIC, 8);
+      h.version = HH_TRACE_VERSION;
+      h.flags = HH_TRACE_FLAG_ZSTD | (hh__tr_opt.stacks ? HH_TRACE_FLAG_STACKS : 0) |
+                (hh__tr_opt.sample != 0 ? HH_TRACE_FLAG_SAMPLED : 0);
+      h.pid = (uint32_t)getpid();
+      h.ppid = (uint32_t)getppid();
+      h.ticks_per_second = hh__tr_ticks_per_second();
+      h.start_wall_ns = hh__tr_start_wall_ns;
+      h.start_ticks = hh__tr_start_ticks;
+      h.sample_bytes = hh__tr_opt.sample;
+      ok = write_all(&h, sizeof h);
+      if (!ok) {
+        int err = errno;
+        close(fd);
+        fd = -1;
+        errno = err;
+      }
+    }
+    if (!ok) {
+      atomic_store(&hh__tr_active, false);
+      warn_once("cannot create the trace file", errno);
+    }
+    atomic_store_explicit(&header_done, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&header_lock);
+  return fd >= 0;
+}
+
+/* ---- compression contexts --------------------------------------------------- */
+
+typedef struct ctx {
+  atomic_flag busy;
+  ZSTD_CCtx *cctx;
+  uint8_t *out; /* chunk header + stored payload */
+  size_t out_cap;
+} ctx;
+static ctx pool[POOL];
+
+static ctx *ctx_get(void) {
+  for (unsigned spin = 0;; spin++) {
+    for (int i = 0; i < POOL; i++) {
+      if (!atomic_flag_test_and_set_explicit(&pool[i].busy, memory_order_acquire)) return &pool[i];
+    }
+    sched_yield();
+  }
+}
+
+static void ctx_put(ctx *c) { atomic_flag_clear_explicit(&c->busy, memory_order_release); }
+
+static bool ctx_ready(ctx *c) {
+  if (c->out != NULL) return true;
+  size_t cap = HH_CHUNK_HEADER_BYTES + ZSTD_compressBound(PROC_CAP);
+  uint8_t *out = hh__tr_map(cap);
+  if (out == NULL) return false;
+  size_t wk = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
+  void *work = hh__tr_map(wk);
+  if (work != NULL) {
+    c->cctx = ZSTD_initStaticCCtx(work, wk);
+    if (c->cctx == NULL) munmap(work, wk);
+  }
+  c->out = out;
+  c->out_cap = cap;
+  return true;
+}
+
+void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events) {
+  if (len == 0 || !atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
+  if (!write_header()) return;
+  ctx *c = ctx_get();
+  if (!ctx_ready(c)) {
+    ctx_put(c);
+    errno = ENOMEM;
+    fail();
+    return;
+  }
+  uint8_t *payload = c->out + HH_CHUNK_HEADER_BYTES;
+  size_t stored = 0;
+  uint32_t enc = HH_CHUNK_RAW;
+  if (c->cctx != NULL) {
+    size_t z = ZSTD_compressCCtx(c->cctx, payload, c->out_cap - HH_CHUNK_HEADER_BYTES, raw, len, ZSTD_LEVEL);
+    if (!ZSTD_isError(z) && z < len) {
+      stored = z;
+      enc = HH_CHUNK_ZSTD;
+    }
+  }
+  if (enc == HH_CHUNK_RAW) {
+    memcpy(payload, raw, len);
+    stored = len;
+  }
+  hh_chunk_header h;
+  memcpy(h.magic, HH_CHUNK_MAGIC, 4);
+  h.encoding = enc;
+  h.stored_bytes = (uint32_t)stored;
+  h.decoded_bytes = (uint32_t)len;
+  h.checksum = hh_fnv1a32(payload, stored);
+  h.thread = thread;
+  memcpy(c->out, &h, sizeof h);
+  if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) {
+    if (write_all(c->out, HH_CHUNK_HEADER_BYTES + stored))
+      atomic_fetch_add_explicit(&events_written, events, memory_order_relaxed);
+    else
+      fail();
+  }
+  ctx_put(c);
+}
+
+uint64_t hh__tr_events_written(void) { return atomic_load(&events_written); }
+
+/* ---- the process buffer ---------------------------------------------------------- */
+
+static pthread_mutex_t meta = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *proc;
+static size_t proc_len;
+static atomic_bool proc_pending;
+
+void hh__tr_meta_lock(void) { pthread_mutex_lock(&meta); }
+void hh__tr_meta_unlock(void) { pthread_mutex_unlock(&meta); }
+
+void hh__tr_proc_flush_locked(void) {
+  if (proc_len == 0) return;
+  hh__tr_write_chunk(proc, proc_len, 0, 0);
+  proc_len = 0;
+  atomic_store_explicit(&proc_pending, false, memory_order_relaxed);
+}
+
+uint8_t *hh__tr_proc_reserve(size_t n) {
+  if (proc == NULL) {
+    proc = hh__tr_map(PROC_CAP);
+    if (proc == NULL) return NULL;
+  }
+  if (proc_len + n > PROC_CAP) hh__tr_proc_flush_locked();
+  if (proc_len == 0) {
+    /* Every chunk starts with its base time. */
+    uint8_t *p = proc;
+    *p++ = HH_REC_CHUNK_TIME;
+    p = hh__tr_varint(p, hh__tr_now());
+    proc_len = (size_t)(p - proc);
+  }
+  return proc + proc_len;
+}
+
+void hh__tr_proc_commit(uint8_t *end) {
+  proc_len = (size_t)(end - proc);
+  atomic_store_explicit(&proc_pending, true, memory_order_relaxed);
+}
+
+void hh__tr_proc_flush(void) {
+  if (!atomic_load_explicit(&proc_pending, memory_order_relaxed)) return;
+  pthread_mutex_lock(&meta);
+  hh__tr_proc_flush_locked();
+  pthread_mutex_unlock(&meta);
+}
+
+/* ---- fork ------------------------------------------------------------------------ */
+
+void hh__tr_writer_prepare(void) {
+  pthread_mutex_lock(&meta);
+  pthread_mutex_lock(&header_lock);
+  for (int i = 0; i < POOL; i++) {
+    while (atomic_flag_test_and_set_explicit(&pool[i].busy, memory_order_acquire)) sched_yield();
+  }
+}
+
+void hh__tr_writer_parent(void) {
+  for (int i = 0; i < POOL; i++) ctx_put(&pool[i]);
+  pthread_mutex_unlock(&header_lock);
+  pthread_mutex_unlock(&meta);
+}
+
+void hh__tr_writer_child(void) {
+  for (int i = 0; i < POOL; i++) ctx_put(&pool[i]);
+  pthread_mutex_init(&header_lock, NULL);
+  pthread_mutex_init(&meta, NULL);
+  /* The parent's pending process records are the parent's to write. */
+  proc_len = 0;
+  atomic_store(&proc_pending, false);
+  atomic_store(&events_written, 0);
+  atomic_store(&warned, false);
+}

@@ -1,0 +1,472 @@
+/* The symbolizer (symbolize.h): one libdwfl session per trace module,
+ * opened on first use, and a cache from (address, module) to frames. */
+#define _GNU_SOURCE
+#include "symbolize/symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* libstdc++'s demangler (extern "C" in <cxxabi.h>). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+static void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) {
+    fprintf(stderr, "heaphook: out of memory\n");
+    abort();
+  }
+  return p;
+}
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p) {
+    fprintf(stderr, "heaphook: out of memory\n");
+    abort();
+  }
+  return p;
+}
+
+/* Interned strings: function and file names repeat across addresses. */
+typedef struct strset {
+  char **items;
+  size_t cap, n;
+} strset;
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+static const char *intern(strset *set, const char *s) {
+  if (!s) return NULL;
+  if ((set->n + 1) * 2 > set->cap) {
+    strset old = *set;
+    set->cap = old.cap ? old.cap * 2 : 256;
+    set->items = xcalloc(set->cap, sizeof *set->items);
+    for (size_t i = 0; i < old.cap; i++) {
+      if (!old.items[i]) continue;
+      size_t j = hash_str(old.items[i]) & (set->cap - 1);
+      while (set->items[j]) j = (j + 1) & (set->cap - 1);
+      set->items[j] = old.items[i];
+    }
+    free(old.items);
+  }
+  size_t j = hash_str(s) & (set->cap - 1);
+  for (; set->items[j]; j = (j + 1) & (set->cap - 1))
+    if (strcmp(set->items[j], s) == 0) return set->items[j];
+  set->items[j] = strdup(s);
+  if (!set->items[j]) abort();
+  set->n++;
+  return set->items[j];
+}
+
+typedef struct smodule {
+  uint64_t base;
+  char *path;
+  char *build_id;
+  uint32_t nsegments;
+  hh_trace_segment *segments;
+  uint32_t load_epoch, unload_epoch;
+  bool heaphook; /* heaphook's own library: every frame in it is folded */
+  int state;     /* 0 not opened yet, 1 open, -1 unusable (warned) */
+  Dwfl *dwfl;
+  Dwfl_Module *mod;
+} smodule;
+
+typedef struct centry {
+  uint64_t ip;
+  uint32_t module; /* module index + 1; 0 none */
+  uint32_t nframes;
+  hh_frame *frames; /* NULL = empty slot */
+} centry;
+
+struct hh_symbolizer {
+  hh_sym_warn_fn warn;
+  void *warn_arg;
+  smodule *modules;
+  size_t nmodules, modules_cap;
+  size_t synced; /* reader modules added by hh_sym_sync */
+  centry *cache;
+  size_t cache_cap, cache_n;
+  strset strings;
+  char *debuginfo_path;
+  Dwfl_Callbacks callbacks;
+};
+
+static void warn(hh_symbolizer *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(hh_symbolizer *s, const char *fmt, ...) {
+  char buf[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (s->warn)
+    s->warn(s->warn_arg, buf);
+  else
+    fprintf(stderr, "heaphook: warning: %s\n", buf);
+}
+
+hh_symbolizer *hh_sym_new(hh_sym_warn_fn warn_fn, void *arg) {
+  hh_symbolizer *s = xcalloc(1, sizeof *s);
+  s->warn = warn_fn;
+  s->warn_arg = arg;
+  s->callbacks.find_elf = dwfl_build_id_find_elf;
+  s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+  s->callbacks.section_address = dwfl_offline_section_address;
+  s->callbacks.debuginfo_path = &s->debuginfo_path; /* NULL: the default path */
+  return s;
+}
+
+void hh_sym_free(hh_symbolizer *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->nmodules; i++) {
+    smodule *m = &s->modules[i];
+    if (m->dwfl) dwfl_end(m->dwfl);
+    free(m->path);
+    free(m->build_id);
+    free(m->segments);
+  }
+  free(s->modules);
+  for (size_t i = 0; i < s->cache_cap; i++) free(s->cache[i].frames);
+  free(s->cache);
+  for (size_t i = 0; i < s->strings.cap; i++) free(s->strings.items[i]);
+  free(s->strings.items);
+  free(s);
+}
+
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+bool hh_sym_is_heaphook_module(const char *path) {
+  if (!path) return false;
+  const char *b = base_name(path);
+  return strncmp(b, "libheaphook.so", 14) == 0 || strncmp(b, "libpreloaded_", 13) == 0;
+}
+
+bool hh_sym_is_allocator_function(const char *name) {
+  if (!name) return false;
+  static const char *const exact[] = {
+      "malloc",
+      "calloc",
+      "realloc",
+      "reallocarray",
+      "free",
+      "cfree",
+      "posix_memalign",
+      "aligned_alloc",
+      "memalign",
+      "valloc",
+      "pvalloc",
+      "free_sized",
+      "free_aligned_sized",
+      "malloc_usable_size",
+      "__libc_malloc",
+      "__libc_calloc",
+      "__libc_realloc",
+      "__libc_free",
+      "__libc_memalign",
+      "__libc_valloc",
+      "__libc_pvalloc",
+      "__posix_memalign",
+  };
+  for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
+    if (strcmp(name, exact[i]) == 0) return true;
+  return strncmp(name, "operator new", 12) == 0 || strncmp(name, "operator delete", 15) == 0 ||
+         strncmp(name, "hh__", 4) == 0;
+}
+
+char *hh_sym_demangle(const char *name) {
+  if (!name || strncmp(name, "_Z", 2) != 0) return NULL;
+  int status = 0;
+  char *d = __cxa_demangle(name, NULL, NULL, &status);
+  if (status != 0) {
+    free(d);
+    return NULL;
+  }
+  return d;
+}
+
+void hh_sym_add_module(hh_symbolizer *s, const hh_trace_module *tm) {
+  if (s->nmodules == s->modules_cap) {
+    s->modules_cap = s->modules_cap ? s->modules_cap * 2 : 32;
+    s->modules = realloc(s->modules, s->modules_cap * sizeof *s->modules);
+    if (!s->modules) abort();
+  }
+  smodule *m = &s->modules[s->nmodules++];
+  memset(m, 0, sizeof *m);
+  m->base = tm->base;
+  m->path = strdup(tm->path ? tm->path : "");
+  m->build_id = strdup(tm->build_id ? tm->build_id : "");
+  if (!m->path || !m->build_id) abort();
+  m->nsegments = tm->nsegments;
+  m->segments = xmalloc(tm->nsegments * sizeof *m->segments);
+  if (tm->nsegments) memcpy(m->segments, tm->segments, tm->nsegments * sizeof *m->segments);
+  m->load_epoch = tm->load_epoch;
+  m->unload_epoch = tm->unload_epoch;
+  m->heaphook = hh_sym_is_heaphook_module(m->path);
+}
+
+void hh_sym_sync(hh_symbolizer *s, const hh_reader *r) {
+  size_t n = hh_reader_module_count(r);
+  for (; s->synced < n; s->synced++) hh_sym_add_module(s, hh_reader_module(r, s->synced));
+  /* unloads seen since: epochs of modules already added */
+  for (size_t i = 0; i < n && i < s->nmodules; i++)
+    s->modules[i].unload_epoch = hh_reader_module(r, i)->unload_epoch;
+}
+
+static bool module_has(const smodule *m, uint64_t ip) {
+  for (uint32_t i = 0; i < m->nsegments; i++)
+    if (ip - m->segments[i].start < m->segments[i].size) return true;
+  return false;
+}
+
+/* The module mapped at ip when `epoch` module records had been read: the
+ * latest such; failing that, the latest module ever mapped there. */
+static smodule *find_module(hh_symbolizer *s, uint64_t ip, uint32_t epoch) {
+  smodule *any = NULL;
+  for (size_t i = s->nmodules; i-- > 0;) {
+    smodule *m = &s->modules[i];
+    if (!module_has(m, ip)) continue;
+    if (m->load_epoch <= epoch && epoch < m->unload_epoch) return m;
+    if (!any) any = m;
+  }
+  return any;
+}
+
+static void to_hex(const unsigned char *bits, int n, char *out) {
+  static const char hex[] = "0123456789abcdef";
+  for (int i = 0; i < n; i++) {
+    out[2 * i] = hex[bits[i] >> 4];
+    out[2 * i + 1] = hex[bits[i] & 15];
+  }
+  out[2 * n] = 0;
+}
+
+static Dwfl_Module *report(hh_symbolizer *s, smodule *m, const char *file) {
+  if (m->dwfl) dwfl_end(m->dwfl);
+  m->dwfl = dwfl_begin(&s->callbacks);
+  if (!m->dwfl) return NULL;
+  dwfl_report_begin(m->dwfl);
+  Dwfl_Module *mod = dwfl_report_elf(m->dwfl, base_name(m->path), file, -1, m->base, true);
+  dwfl_report_end(m->dwfl, NULL, NULL);
+  return mod;
+}
+
+/* Opens the module's file; checks its build-id against the recorded one. */
+static bool open_module(hh_symbolizer *s, smodule *m) {
+  if (m->state) return m->state > 0;
+  m->state = -1;
+  if (m->path[0] != '/') return false; /* the vDSO ("linux-vdso.so.1"), or no path recorded */
+  if (access(m->path, R_OK) != 0) {
+    warn(s, "cannot read %s (recorded in the trace): its addresses are not symbolized", m->path);
+    return false;
+  }
+  Dwfl_Module *mod = report(s, m, m->path);
+  if (!mod) {
+    warn(s, "cannot read %s: %s; its addresses are not symbolized", m->path, dwfl_errmsg(-1));
+    return false;
+  }
+  if (m->build_id[0]) {
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(mod, &bits, &vaddr);
+    char have[2 * 64 + 1] = "";
+    if (n > 0 && n <= 64) to_hex(bits, n, have);
+    if (strcmp(have, m->build_id) != 0) {
+      /* The recorded build's debug file, when installed, still has the right addresses. */
+      char dbg[4200];
+      size_t len = strlen(m->build_id);
+      bool found = false;
+      if (len > 2 && len < 4000) {
+        snprintf(dbg, sizeof dbg, "/usr/lib/debug/.build-id/%.2s/%s.debug", m->build_id, m->build_id + 2);
+        if (access(dbg, R_OK) == 0 && (mod = report(s, m, dbg)) != NULL) found = true;
+      }
+      if (found) {
+        warn(s, "%s has changed since the recording (build-id differs); using %s", m->path, dbg);
+      } else {
+        warn(s, "%s has changed since the recording (build-id differs); its addresses are not symbolized",
+             m->path);
+        dwfl_end(m->dwfl);
+        m->dwfl = NULL;
+        return false;
+      }
+    }
+  }
+  m->mod = mod;
+  m->state = 1;
+  return true;
+}
+
+/* The name of a function DIE (subprogram or inlined instance), demangled. */
+static const char *die_function_name(hh_symbolizer *s, Dwarf_Die *die) {
+  Dwarf_Attribute attr;
+  const char *name = NULL;
+  if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+      dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+    name = dwarf_formstring(&attr);
+  if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr)) name = dwarf_formstring(&attr);
+  if (!name) return NULL;
+  char *d = hh_sym_demangle(name);
+  const char *out = intern(&s->strings, d ? d : name);
+  free(d);
+  return out;
+}
+
+static const char *symbol_name(hh_symbolizer *s, const char *name) {
+  if (!name) return NULL;
+  char *d = hh_sym_demangle(name);
+  const char *out = intern(&s->strings, d ? d : name);
+  free(d);
+  return out;
+}
+
+#define MAX_INLINE 64
+
+/* Fills frames for pc in module m; returns the count (>= 1). */
+static size_t resolve(hh_symbolizer *s, smodule *m, uint64_t ip, hh_frame *out) {
+  uint64_t pc = ip ? ip - 1 : 0; /* inside the call instruction */
+  hh_frame base = {.ip = ip,
+                   .module = m ? intern(&s->strings, m->path) : NULL,
+                   .module_offset = m ? ip - m->base : ip,
+                   .allocator = m && m->heaphook};
+  out[0] = base;
+  if (!m || !open_module(s, m)) return 1;
+
+  GElf_Off off;
+  GElf_Sym sym;
+  const char *symname = dwfl_module_addrinfo(m->mod, pc, &off, &sym, NULL, NULL, NULL);
+  const char *file = NULL;
+  int line = 0;
+  Dwfl_Line *dl = dwfl_module_getsrc(m->mod, pc);
+  if (dl) file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
+
+  size_t n = 0;
+  Dwarf_Addr bias = 0;
+  Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &bias);
+  Dwarf_Die *scopes = NULL;
+  int nscopes = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+  if (nscopes > 0) {
+    /* dwarf_getscopes goes from an inlined instance up through its abstract
+     * definition's parents; the concrete chain (inlined instance, the
+     * function it was inlined into, ...) is that DIE's own parents. */
+    Dwarf_Die inner = scopes[0];
+    free(scopes);
+    scopes = NULL;
+    nscopes = dwarf_getscopes_die(&inner, &scopes);
+  }
+  if (nscopes > 0) {
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0) files = NULL;
+    const char *cur_file = file;
+    int cur_line = line;
+    for (int i = 0; i < nscopes && n < MAX_INLINE; i++) {
+      int tag = dwarf_tag(&scopes[i]);
+      if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
+      hh_frame *f = &out[n++];
+      *f = base;
+      f->function = die_function_name(s, &scopes[i]);
+      f->file = intern(&s->strings, cur_file);
+      f->line = cur_line > 0 ? (uint32_t)cur_line : 0;
+      if (tag == DW_TAG_subprogram) {
+        /* DWARF's name is right for split (.cold) parts; the symbol table
+         * is the fallback */
+        if (!f->function) f->function = symbol_name(s, symname);
+        break;
+      }
+      /* inlined: the next frame's location is where this one was called */
+      f->inlined = true;
+      Dwarf_Attribute attr;
+      Dwarf_Word w;
+      cur_file = NULL;
+      cur_line = 0;
+      if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &w) == 0 && w < nfiles)
+        cur_file = dwarf_filesrc(files, w, NULL, NULL);
+      if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) == 0) cur_line = (int)w;
+    }
+    free(scopes);
+  }
+  if (n == 0) {
+    out[0].function = symbol_name(s, symname);
+    out[0].file = intern(&s->strings, file);
+    out[0].line = line > 0 ? (uint32_t)line : 0;
+    n = 1;
+  }
+  /* the outermost frame is the real function; inlined ones end before it */
+  out[n - 1].inlined = false;
+  for (size_t i = 0; i < n; i++)
+    out[i].allocator = m->heaphook || hh_sym_is_allocator_function(out[i].function);
+  return n;
+}
+
+static inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static void cache_grow(hh_symbolizer *s) {
+  centry *old = s->cache;
+  size_t oldcap = s->cache_cap;
+  s->cache_cap = oldcap ? oldcap * 2 : 1024;
+  s->cache = xcalloc(s->cache_cap, sizeof *s->cache);
+  for (size_t i = 0; i < oldcap; i++) {
+    if (!old[i].frames) continue;
+    size_t j = mix64(old[i].ip ^ ((uint64_t)old[i].module << 48)) & (s->cache_cap - 1);
+    while (s->cache[j].frames) j = (j + 1) & (s->cache_cap - 1);
+    s->cache[j] = old[i];
+  }
+  free(old);
+}
+
+size_t hh_sym_ip(hh_symbolizer *s, uint64_t ip, uint32_t epoch, const hh_frame **frames) {
+  smodule *m = find_module(s, ip, epoch);
+  uint32_t mi = m ? (uint32_t)(m - s->modules) + 1 : 0;
+  if ((s->cache_n + 1) * 2 > s->cache_cap) cache_grow(s);
+  size_t j = mix64(ip ^ ((uint64_t)mi << 48)) & (s->cache_cap - 1);
+  for (; s->cache[j].frames; j = (j + 1) & (s->cache_cap - 1)) {
+    if (s->cache[j].ip == ip && s->cache[j].module == mi) {
+      *frames = s->cache[j].frames;
+      return s->cache[j].nframes;
+    }
+  }
+  hh_frame tmp[MAX_INLINE];
+  size_t n = resolve(s, m, ip, tmp);
+  hh_frame *f = xmalloc(n * sizeof *f);
+  memcpy(f, tmp, n * sizeof *f);
+  s->cache[j] = (centry){.ip = ip, .module = mi, .nframes = (uint32_t)n, .frames = f};
+  s->cache_n++;
+  *frames = f;
+  return n;
+}
+
+size_t hh_sym_stack(hh_symbolizer *s, const hh_reader *r, uint64_t id, unsigned flags, const hh_frame **out,
+                    size_t max) {
+  hh_sym_sync(s, r);
+  size_t n = 0;
+  bool folding = flags & HH_SYM_FOLD;
+  for (const hh_stack_node *node = hh_reader_stack(r, id); node && n < max;
+       node = hh_reader_stack(r, node->parent)) {
+    const hh_frame *f;
+    size_t nf = hh_sym_ip(s, node->ip, node->epoch, &f);
+    for (size_t i = 0; i < nf && n < max; i++) {
+      if (folding && f[i].allocator) continue;
+      folding = false;
+      out[n++] = &f[i];
+    }
+  }
+  if (folding && hh_reader_stack(r, id)) /* nothing but allocator frames: keep them */
+    return hh_sym_stack(s, r, id, flags & ~(unsigned)HH_SYM_FOLD, out, max);
+  return n;
+}

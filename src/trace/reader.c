@@ -1,0 +1,1329 @@
+/* The trace reader (reader.h): chunk framing, checksums, zstd, record
+ * decoding, the definition tables, and the time-ordered merge.
+ *
+ * Every length read from the file is checked against what is left before it
+ * is used; sizes are capped by HH_CHUNK_MAX_DECODED (chunks) or by the bytes
+ * of the chunk that holds them (strings, segment and argument counts), so a
+ * hostile file costs at most memory proportional to its own size. */
+#define _GNU_SOURCE
+#include "trace/reader.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+/* ---- small containers ------------------------------------------------------
+ * u64map: open addressing (linear probing) from a 64-bit key to a 32-bit
+ * value; used for stack ids, thread indexes and module bases. */
+typedef struct u64map {
+  uint64_t *keys;
+  uint32_t *vals; /* value + 1; 0 = empty slot */
+  size_t cap, n;  /* cap is 0 or a power of two */
+} u64map;
+
+static inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static void *xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) {
+    fprintf(stderr, "heaphook: out of memory (%zu bytes)\n", n);
+    abort();
+  }
+  return q;
+}
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p) {
+    fprintf(stderr, "heaphook: out of memory\n");
+    abort();
+  }
+  return p;
+}
+static char *xstrndup(const char *s, size_t n) {
+  char *p = xrealloc(NULL, n + 1);
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
+static int u64map_get(const u64map *m, uint64_t key, uint32_t *val) {
+  if (!m->cap) return 0;
+  size_t mask = m->cap - 1;
+  for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+    if (!m->vals[i]) return 0;
+    if (m->keys[i] == key) {
+      *val = m->vals[i] - 1;
+      return 1;
+    }
+  }
+}
+
+static void u64map_put(u64map *m, uint64_t key, uint32_t val);
+
+static void u64map_grow(u64map *m) {
+  u64map old = *m;
+  m->cap = old.cap ? old.cap * 2 : 64;
+  m->keys = xcalloc(m->cap, sizeof *m->keys);
+  m->vals = xcalloc(m->cap, sizeof *m->vals);
+  m->n = 0;
+  for (size_t i = 0; i < old.cap; i++)
+    if (old.vals[i]) u64map_put(m, old.keys[i], old.vals[i] - 1);
+  free(old.keys);
+  free(old.vals);
+}
+
+/* Inserts or replaces. */
+static void u64map_put(u64map *m, uint64_t key, uint32_t val) {
+  if ((m->n + 1) * 4 > m->cap * 3) u64map_grow(m);
+  size_t mask = m->cap - 1;
+  for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+    if (!m->vals[i]) {
+      m->keys[i] = key;
+      m->vals[i] = val + 1;
+      m->n++;
+      return;
+    }
+    if (m->keys[i] == key) {
+      m->vals[i] = val + 1;
+      return;
+    }
+  }
+}
+
+static void u64map_free(u64map *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+/* Interned strings (marker names): equal names share one copy. */
+typedef struct strset {
+  char **items; /* NULL = empty */
+  size_t cap, n;
+} strset;
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static const char *strset_intern(strset *set, const char *s, size_t n) {
+  if ((set->n + 1) * 2 > set->cap) {
+    strset old = *set;
+    set->cap = old.cap ? old.cap * 2 : 16;
+    set->items = xcalloc(set->cap, sizeof *set->items);
+    for (size_t i = 0; i < old.cap; i++) {
+      if (!old.items[i]) continue;
+      size_t j = hash_bytes(old.items[i], strlen(old.items[i])) & (set->cap - 1);
+      while (set->items[j]) j = (j + 1) & (set->cap - 1);
+      set->items[j] = old.items[i];
+    }
+    free(old.items);
+  }
+  size_t j = hash_bytes(s, n) & (set->cap - 1);
+  for (; set->items[j]; j = (j + 1) & (set->cap - 1))
+    if (strncmp(set->items[j], s, n) == 0 && set->items[j][n] == 0) return set->items[j];
+  set->items[j] = xstrndup(s, n);
+  set->n++;
+  return set->items[j];
+}
+
+static void strset_free(strset *set) {
+  for (size_t i = 0; i < set->cap; i++) free(set->items[i]);
+  free(set->items);
+}
+
+/* ---- the reader ----------------------------------------------------------- */
+
+/* Where a record decoder stands in one decoded chunk. Deltas restart with
+ * each chunk (docs/trace-format.md). */
+typedef struct cursor {
+  const uint8_t *start, *p, *end;
+  uint64_t chunk_offset; /* file offset of the chunk header */
+  uint64_t chunk_no;     /* 0-based */
+  uint32_t thread;
+  bool raw;      /* payload stored raw: decoded byte i is at file offset +24+i */
+  uint64_t time; /* ticks */
+  bool has_time; /* a CHUNK_TIME was read */
+  uint64_t addr;
+  uint64_t weight; /* pending SAMPLE_WEIGHT, valid when has_weight */
+  bool has_weight;
+} cursor;
+
+struct hh_reader {
+  /* source: a FILE or a memory block */
+  FILE *fp;
+  const uint8_t *mem;
+  size_t mem_size;
+  uint64_t offset, file_size;
+
+  hh_trace_header hdr;
+  /* ticks -> ns as ticks * (ns_int + ns_frac / 2^64): exact to 1 ns, no division */
+  uint64_t ns_int, ns_frac;
+  bool ns_identity;
+
+  hh_read_status status;
+  char msg[320];
+  uint64_t status_chunk; /* chunk number the problem is in (reads: r->chunks) */
+  bool done; /* nothing more will be read */
+  uint64_t chunks;
+  bool seen_end;
+  uint64_t end_ticks, end_events;
+  uint64_t end_chunk; /* the chunk END was in */
+
+  /* chunk buffers, reused */
+  uint8_t *stored;
+  size_t stored_cap;
+  uint8_t *decoded;
+  size_t decoded_cap;
+  ZSTD_DCtx *dctx;
+
+  /* file-order iteration */
+  cursor cur;
+  bool have_cur;
+  uint64_t last_ticks;
+
+  /* stacks: nodes[1..nstacks]; while `dense`, node i has id i and the map is
+   * unused; otherwise id_map gives the index. */
+  hh_stack_node *stacks;
+  size_t nstacks, stacks_cap;
+  bool dense;
+  u64map id_map;
+
+  hh_trace_module **modules;
+  size_t nmodules, modules_cap;
+  u64map base_map; /* base -> index of the module most recently loaded there */
+  uint32_t epoch;
+
+  hh_trace_thread **all_threads; /* every THREAD record (owned) */
+  size_t nall_threads, all_threads_cap;
+  const hh_trace_thread **threads; /* the latest per index, first-seen order */
+  size_t nthreads, threads_cap;
+  u64map thread_map; /* thread index -> position in threads */
+
+  strset markers;
+
+  char **argv; /* NULL-terminated */
+  int argc;
+  char *exe;
+
+  struct hh_merge *merge; /* the merge reading this reader, if any */
+};
+
+static void set_status(hh_reader *r, hh_read_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_status(hh_reader *r, hh_read_status st, const char *fmt, ...) {
+  if (r->status != HH_READ_OK) return; /* the first problem is the one to tell */
+  r->status = st;
+  r->status_chunk = r->chunks;
+  r->done = true;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+  va_end(ap);
+}
+
+/* Damage in chunk `chunk_no`, which may be found after later chunks were
+ * read (the merge decodes event chunks lazily): it replaces a problem found
+ * further on in the file, so the status is the one reading in file order
+ * gives. */
+static void set_damage(hh_reader *r, uint64_t chunk_no, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_damage(hh_reader *r, uint64_t chunk_no, const char *fmt, ...) {
+  if (r->status != HH_READ_OK && r->status_chunk <= chunk_no) return;
+  r->status = HH_READ_DAMAGED;
+  r->status_chunk = chunk_no;
+  r->done = true;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+  va_end(ap);
+}
+
+static size_t src_read(hh_reader *r, void *buf, size_t n) {
+  size_t got;
+  if (n == 0) return 0;
+  if (r->fp) {
+    got = fread(buf, 1, n, r->fp);
+    if (got < n && ferror(r->fp)) {
+      set_status(r, HH_READ_IO_ERROR, "cannot read the trace at byte offset %" PRIu64 ": %s", r->offset + got,
+                 strerror(errno));
+    }
+  } else {
+    size_t left = r->mem_size - (size_t)r->offset;
+    got = n < left ? n : left;
+    memcpy(buf, r->mem + r->offset, got);
+  }
+  r->offset += got;
+  return got;
+}
+
+static void clock_init(hh_reader *r);
+
+static hh_reader *reader_init(hh_reader *r, char *err, size_t err_size, const char *name) {
+  uint8_t h[HH_TRACE_HEADER_BYTES];
+  size_t got = src_read(r, h, sizeof h);
+  const char *why = NULL;
+  char buf[128];
+  if (r->status == HH_READ_IO_ERROR) {
+    why = r->msg;
+  } else if (got < 8 || memcmp(h, HH_TRACE_MAGIC, 8) != 0) {
+    why = got == 0 ? "empty file, not a heaphook trace" : "not a heaphook trace";
+  } else if (got < sizeof h) {
+    snprintf(buf, sizeof buf, "truncated header (%zu of %u bytes)", got, HH_TRACE_HEADER_BYTES);
+    why = buf;
+  } else {
+    memcpy(&r->hdr, h, sizeof h); /* little-endian host (x86-64, aarch64) */
+    if (r->hdr.version > HH_TRACE_VERSION) {
+      snprintf(buf, sizeof buf, "trace format version %" PRIu32 " is newer than this heaphook reads (%u)",
+               r->hdr.version, HH_TRACE_VERSION);
+      why = buf;
+    } else if (r->hdr.version == 0) {
+      why = "trace format version 0 is not a released format";
+    } else if (r->hdr.ticks_per_second == 0) {
+      why = "damaged header: the clock has 0 ticks per second";
+    }
+  }
+  if (why) {
+    if (err && err_size) snprintf(err, err_size, "%s: %s", name, why);
+    hh_reader_close(r);
+    return NULL;
+  }
+  r->dctx = ZSTD_createDCtx();
+  if (!r->dctx) {
+    if (err && err_size) snprintf(err, err_size, "%s: out of memory", name);
+    hh_reader_close(r);
+    return NULL;
+  }
+  r->dense = true;
+  clock_init(r);
+  return r;
+}
+
+hh_reader *hh_reader_open(const char *path, char *err, size_t err_size) {
+  FILE *fp = fopen(path, "rbe");
+  if (!fp) {
+    if (err && err_size) snprintf(err, err_size, "cannot open %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (err && err_size) snprintf(err, err_size, "%s: is a directory, not a heaphook trace", path);
+    fclose(fp);
+    return NULL;
+  }
+  setvbuf(fp, NULL, _IOFBF, 1 << 20);
+  hh_reader *r = xcalloc(1, sizeof *r);
+  r->fp = fp;
+  if (S_ISREG(st.st_mode)) r->file_size = (uint64_t)st.st_size;
+  return reader_init(r, err, err_size, path);
+}
+
+hh_reader *hh_reader_open_mem(const void *data, size_t size, char *err, size_t err_size) {
+  hh_reader *r = xcalloc(1, sizeof *r);
+  r->mem = data;
+  r->mem_size = size;
+  r->file_size = size;
+  return reader_init(r, err, err_size, "trace");
+}
+
+void hh_reader_close(hh_reader *r) {
+  if (!r) return;
+  if (r->fp) fclose(r->fp);
+  ZSTD_freeDCtx(r->dctx);
+  free(r->stored);
+  free(r->decoded);
+  free(r->stacks);
+  u64map_free(&r->id_map);
+  for (size_t i = 0; i < r->nmodules; i++) {
+    hh_trace_module *m = r->modules[i];
+    free((char *)m->path);
+    free((char *)m->build_id);
+    free((void *)m->segments);
+    free(m);
+  }
+  free(r->modules);
+  u64map_free(&r->base_map);
+  for (size_t i = 0; i < r->nall_threads; i++) {
+    free((char *)r->all_threads[i]->name);
+    free(r->all_threads[i]);
+  }
+  free(r->all_threads);
+  free(r->threads);
+  u64map_free(&r->thread_map);
+  strset_free(&r->markers);
+  for (int i = 0; i < r->argc; i++) free(r->argv[i]);
+  free(r->argv);
+  free(r->exe);
+  free(r);
+}
+
+const hh_trace_header *hh_reader_header(const hh_reader *r) { return &r->hdr; }
+
+static void clock_init(hh_reader *r) {
+  uint64_t tps = r->hdr.ticks_per_second;
+  r->ns_identity = tps == 1000000000u;
+  r->ns_int = 1000000000u / tps;
+  r->ns_frac = (uint64_t)(((unsigned __int128)(1000000000u % tps) << 64) / tps);
+}
+
+static inline uint64_t ticks_ns(const hh_reader *r, uint64_t ticks) {
+  if (r->ns_identity) return ticks;
+  uint64_t whole;
+  if (__builtin_mul_overflow(ticks, r->ns_int, &whole)) return UINT64_MAX;
+  uint64_t part = (uint64_t)(((unsigned __int128)ticks * r->ns_frac) >> 64);
+  return whole + part < whole ? UINT64_MAX : whole + part;
+}
+
+uint64_t hh_reader_ticks_to_ns(const hh_reader *r, uint64_t ticks) { return ticks_ns(r, ticks); }
+
+hh_read_status hh_reader_status(const hh_reader *r) { return r->status; }
+const char *hh_reader_message(const hh_reader *r) { return r->msg; }
+uint64_t hh_reader_chunks(const hh_reader *r) { return r->chunks; }
+uint64_t hh_reader_offset(const hh_reader *r) { return r->offset; }
+uint64_t hh_reader_file_size(const hh_reader *r) { return r->file_size; }
+uint64_t hh_reader_end_events(const hh_reader *r) { return r->end_events; }
+
+/* ---- chunks ----------------------------------------------------------------*/
+
+static int ensure_cap(uint8_t **buf, size_t *cap, size_t n) {
+  if (n <= *cap && *buf) return 0; /* never NULL, even for empty payloads */
+  size_t c = *cap ? *cap : 64 * 1024;
+  while (c < n) c *= 2;
+  *buf = xrealloc(*buf, c);
+  *cap = c;
+  return 0;
+}
+
+static inline uint32_t le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Reads the next chunk and points c at its decoded payload (valid until the
+ * next call). Returns 1, or 0 at the end or on a problem (status set). */
+static int read_chunk(hh_reader *r, cursor *c) {
+  if (r->done) return 0;
+  uint64_t off = r->offset;
+  uint8_t h[HH_CHUNK_HEADER_BYTES];
+  size_t got = src_read(r, h, sizeof h);
+  if (r->status != HH_READ_OK) return 0;
+  if (got == 0) {
+    if (!r->seen_end)
+      set_status(r, HH_READ_NO_END,
+                 "trace has no end record after %" PRIu64
+                 " chunks: the program was killed or is still running; the rest of the run is missing",
+                 r->chunks);
+    r->done = true;
+    return 0;
+  }
+  if (got < sizeof h && memcmp(h, HH_CHUNK_MAGIC, got < 4 ? got : 4) == 0) {
+    set_status(r, HH_READ_CUT_SHORT,
+               "trace cut short after %" PRIu64 " chunks; the rest of the run is missing", r->chunks);
+    return 0;
+  }
+  if (memcmp(h, HH_CHUNK_MAGIC, 4) != 0) {
+    set_status(r, HH_READ_DAMAGED,
+               "trace damaged at byte offset %" PRIu64 ": bad chunk magic (chunk %" PRIu64 ")", off,
+               r->chunks);
+    return 0;
+  }
+  uint32_t enc = le32(h + 4), stored = le32(h + 8), decoded = le32(h + 12), sum = le32(h + 16),
+           thread = le32(h + 20);
+  if (enc != HH_CHUNK_RAW && enc != HH_CHUNK_ZSTD) {
+    set_status(r, HH_READ_DAMAGED,
+               "trace damaged at byte offset %" PRIu64 ": unknown chunk encoding %" PRIu32, off, enc);
+    return 0;
+  }
+  if (decoded > HH_CHUNK_MAX_DECODED || (enc == HH_CHUNK_RAW && stored != decoded) ||
+      (enc == HH_CHUNK_ZSTD && stored > ZSTD_compressBound(HH_CHUNK_MAX_DECODED))) {
+    set_status(r, HH_READ_DAMAGED,
+               "trace damaged at byte offset %" PRIu64 ": impossible chunk sizes (%" PRIu32
+               " stored, %" PRIu32 " decoded)",
+               off, stored, decoded);
+    return 0;
+  }
+  ensure_cap(&r->stored, &r->stored_cap, stored);
+  got = src_read(r, r->stored, stored);
+  if (r->status != HH_READ_OK) return 0;
+  if (got < stored) {
+    set_status(r, HH_READ_CUT_SHORT,
+               "trace cut short after %" PRIu64 " chunks; the rest of the run is missing", r->chunks);
+    return 0;
+  }
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer reach the records */
+  if (hh_fnv1a32(r->stored, stored) != sum) {
+    set_status(r, HH_READ_DAMAGED,
+               "trace damaged at byte offset %" PRIu64 ": checksum mismatch in chunk %" PRIu64, off,
+               r->chunks);
+    return 0;
+  }
+#else
+  (void)sum;
+#endif
+  const uint8_t *payload = r->stored;
+  if (enc == HH_CHUNK_ZSTD) {
+    ensure_cap(&r->decoded, &r->decoded_cap, decoded);
+    size_t n = ZSTD_decompressDCtx(r->dctx, r->decoded, decoded, r->stored, stored);
+    if (ZSTD_isError(n) || n != decoded) {
+      set_status(r, HH_READ_DAMAGED,
+                 "trace damaged at byte offset %" PRIu64 ": chunk %" PRIu64 " does not decompress (%s)", off,
+                 r->chunks, ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong decoded size");
+      return 0;
+    }
+    payload = r->decoded;
+  }
+  memset(c, 0, sizeof *c);
+  c->start = c->p = payload;
+  c->end = payload + decoded;
+  c->chunk_offset = off;
+  c->chunk_no = r->chunks;
+  c->thread = thread;
+  c->raw = enc == HH_CHUNK_RAW;
+  r->chunks++;
+  return 1;
+}
+
+/* ---- records ---------------------------------------------------------------*/
+
+static bool merge_catch_up(struct hh_merge *m, uint64_t chunk_no);
+
+enum pass {
+  PASS_ALL,    /* file order: apply definitions, return every record */
+  PASS_DEFS,   /* merge, first look: apply and return definitions, validate the rest */
+  PASS_EVENTS, /* merge, second look: return timed events, skip definitions */
+  PASS_LAZY,   /* merge, the only look at an event chunk: like PASS_ALL but END is kept for last */
+};
+
+static int damaged(hh_reader *r, const cursor *c, const uint8_t *at, const char *what, ...)
+    __attribute__((format(printf, 4, 5)));
+static int damaged(hh_reader *r, const cursor *c, const uint8_t *at, const char *what, ...) {
+  char buf[200];
+  va_list ap;
+  va_start(ap, what);
+  vsnprintf(buf, sizeof buf, what, ap);
+  va_end(ap);
+  uint64_t pos = (uint64_t)(at - c->start);
+  if (c->raw)
+    set_damage(r, c->chunk_no, "trace damaged at byte offset %" PRIu64 ": %s (chunk %" PRIu64 ")",
+               c->chunk_offset + HH_CHUNK_HEADER_BYTES + pos, buf, c->chunk_no);
+  else
+    set_damage(r, c->chunk_no,
+               "trace damaged at byte offset %" PRIu64 ": %s (chunk %" PRIu64 ", decoded byte %" PRIu64 ")",
+               c->chunk_offset, buf, c->chunk_no, pos);
+  return -1;
+}
+
+/* hh_get_varint with the common cases first: one byte, or ten bytes left
+ * (no bound check per byte). */
+static inline int getv(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
+  const uint8_t *p = *pp;
+  if (__builtin_expect(p < end && *p < 0x80, 1)) {
+    *out = *p;
+    *pp = p + 1;
+    return 0;
+  }
+  if (end - p >= HH_VARINT_MAX) {
+    uint64_t v = 0;
+    for (unsigned i = 0; i < HH_VARINT_MAX; i++) {
+      uint64_t b = p[i];
+      v |= (b & 0x7f) << (7 * i);
+      if (b < 0x80) {
+        *out = v;
+        *pp = p + i + 1;
+        return 0;
+      }
+    }
+    return -1;
+  }
+  return hh_get_varint(pp, end, out);
+}
+
+static int bad_varint(hh_reader *r, const cursor *c, const uint8_t *rec, unsigned type) {
+  if (c->end - c->p >= HH_VARINT_MAX)
+    return damaged(r, c, rec, "varint longer than 10 bytes in record 0x%02x", type);
+  return damaged(r, c, rec, "record 0x%02x runs past the end of its chunk", type);
+}
+
+#define GETV(var)                                                             \
+  do {                                                                        \
+    if (getv(&c->p, c->end, &(var)) != 0) return bad_varint(r, c, rec, type); \
+  } while (0)
+
+/* A string at c->p: sets *s and *n (not NUL-terminated). */
+#define GETS(s, n)                                                                               \
+  do {                                                                                           \
+    uint64_t len_;                                                                               \
+    GETV(len_);                                                                                  \
+    if (len_ > (uint64_t)(c->end - c->p))                                                        \
+      return damaged(r, c, rec, "string in record 0x%02x runs past the end of its chunk", type); \
+    (s) = (const char *)c->p;                                                                    \
+    (n) = (size_t)len_;                                                                          \
+    c->p += len_;                                                                                \
+  } while (0)
+
+static size_t stack_lookup(const hh_reader *r, uint64_t id) {
+  if (id == 0) return 0;
+  if (r->dense) return id <= r->nstacks ? (size_t)id : 0;
+  uint32_t v;
+  return u64map_get(&r->id_map, id, &v) ? v : 0;
+}
+
+static int define_stack(hh_reader *r, const cursor *c, const uint8_t *rec, uint64_t id, uint64_t parent,
+                        uint64_t ip, hh_event *ev) {
+  unsigned type = HH_REC_STACK;
+  if (id == 0) return damaged(r, c, rec, "stack id 0 defined");
+  if (stack_lookup(r, id)) return damaged(r, c, rec, "stack id %" PRIu64 " defined twice", id);
+  size_t pidx = stack_lookup(r, parent);
+  if (parent && !pidx)
+    return damaged(r, c, rec, "stack %" PRIu64 " has an undefined parent %" PRIu64, id, parent);
+  if (r->nstacks >= UINT32_MAX - 1) return damaged(r, c, rec, "too many stacks (record 0x%02x)", type);
+  if (r->nstacks + 2 > r->stacks_cap) {
+    r->stacks_cap = r->stacks_cap ? r->stacks_cap * 2 : 1024;
+    r->stacks = xrealloc(r->stacks, r->stacks_cap * sizeof *r->stacks);
+  }
+  size_t idx = ++r->nstacks;
+  if (r->dense && id != idx) {
+    r->dense = false;
+    for (size_t i = 1; i < idx; i++) u64map_put(&r->id_map, r->stacks[i].id, (uint32_t)i);
+  }
+  if (!r->dense) u64map_put(&r->id_map, id, (uint32_t)idx);
+  hh_stack_node *n = &r->stacks[idx];
+  n->id = id;
+  n->parent = parent;
+  n->ip = ip;
+  n->depth = pidx ? r->stacks[pidx].depth + 1 : 1;
+  n->epoch = r->epoch;
+  ev->u.stack.id = id;
+  ev->u.stack.parent = parent;
+  ev->u.stack.ip = ip;
+  return 1;
+}
+
+static const hh_trace_thread *define_thread(hh_reader *r, uint32_t index, uint64_t tid, const char *name,
+                                            size_t n) {
+  hh_trace_thread *t = xcalloc(1, sizeof *t);
+  t->index = index;
+  t->tid = tid;
+  t->name = xstrndup(name, n);
+  if (r->nall_threads == r->all_threads_cap) {
+    r->all_threads_cap = r->all_threads_cap ? r->all_threads_cap * 2 : 16;
+    r->all_threads = xrealloc(r->all_threads, r->all_threads_cap * sizeof *r->all_threads);
+  }
+  r->all_threads[r->nall_threads++] = t;
+  uint32_t pos;
+  if (u64map_get(&r->thread_map, index, &pos)) {
+    r->threads[pos] = t; /* renamed: the latest name wins; the old one stays valid */
+  } else {
+    if (r->nthreads == r->threads_cap) {
+      r->threads_cap = r->threads_cap ? r->threads_cap * 2 : 16;
+      r->threads = xrealloc(r->threads, r->threads_cap * sizeof *r->threads);
+    }
+    u64map_put(&r->thread_map, index, (uint32_t)r->nthreads);
+    r->threads[r->nthreads++] = t;
+  }
+  return t;
+}
+
+/* Decodes one record at c->p. Returns 1 with *ev filled, 0 when the record
+ * gives nothing to hand out in this pass, 2 at the end of the chunk, -1 on
+ * damage (status set). */
+static int decode(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
+  if (c->p >= c->end) {
+    if (c->has_weight && pass != PASS_EVENTS)
+      return damaged(r, c, c->p, "sample weight not followed by an allocation");
+    return 2;
+  }
+  const uint8_t *rec = c->p;
+  unsigned type = *c->p++;
+  bool apply = pass != PASS_EVENTS;
+  uint64_t a, b, d, e;
+  /* Events set every field they have; other records start from zero. */
+  if (type < HH_REC_ALLOC || type >= HH_REC_STACK) memset(ev, 0, sizeof *ev);
+  ev->thread = c->thread;
+  /* Untimed records carry the chunk's time, or the last time seen. */
+  uint64_t untimed = c->has_time ? c->time : r->last_ticks;
+  switch (type) {
+    case HH_REC_CHUNK_TIME:
+      GETV(c->time);
+      c->has_time = true;
+      return 0;
+    case HH_REC_SAMPLE_WEIGHT:
+      if (c->has_weight) return damaged(r, c, rec, "two sample weights in a row");
+      GETV(c->weight);
+      c->has_weight = true;
+      return 0;
+    case HH_REC_STACK:
+      GETV(a);
+      GETV(b);
+      GETV(d);
+      if (!apply) return 0;
+      ev->kind = HH_EV_STACK;
+      ev->time = ticks_ns(r, untimed);
+      return define_stack(r, c, rec, a, b, d, ev);
+    case HH_REC_THREAD: {
+      const char *s;
+      size_t n;
+      GETV(a);
+      GETV(b);
+      GETS(s, n);
+      if (a > UINT32_MAX) return damaged(r, c, rec, "thread index %" PRIu64 " out of range", a);
+      if (!apply) return 0;
+      ev->kind = HH_EV_THREAD;
+      ev->time = ticks_ns(r, untimed);
+      ev->u.thread = define_thread(r, (uint32_t)a, b, s, n);
+      return 1;
+    }
+    case HH_REC_MODULE_LOAD: {
+      const char *path, *bid;
+      size_t npath, nbid;
+      GETV(a);
+      GETS(path, npath);
+      GETS(bid, nbid);
+      GETV(b);
+      if (b > (uint64_t)(c->end - c->p) / 3)
+        return damaged(r, c, rec, "module with %" PRIu64 " segments runs past the end of its chunk", b);
+      hh_trace_segment *segs = apply ? xcalloc(b, sizeof *segs) : NULL;
+      for (uint64_t i = 0; i < b; i++) {
+        uint64_t s0, s1, s2;
+        if (hh_get_varint(&c->p, c->end, &s0) || hh_get_varint(&c->p, c->end, &s1) ||
+            hh_get_varint(&c->p, c->end, &s2)) {
+          free(segs);
+          return damaged(r, c, rec, "record 0x%02x runs past the end of its chunk", type);
+        }
+        if (segs) segs[i] = (hh_trace_segment){s0, s1, s2};
+      }
+      if (!apply) return 0;
+      hh_trace_module *m = xcalloc(1, sizeof *m);
+      m->index = (uint32_t)r->nmodules;
+      m->base = a;
+      m->path = xstrndup(path, npath);
+      m->build_id = xstrndup(bid, nbid);
+      m->nsegments = (uint32_t)b;
+      m->segments = segs;
+      m->load_epoch = ++r->epoch;
+      m->unload_epoch = UINT32_MAX;
+      if (r->nmodules == r->modules_cap) {
+        r->modules_cap = r->modules_cap ? r->modules_cap * 2 : 64;
+        r->modules = xrealloc(r->modules, r->modules_cap * sizeof *r->modules);
+      }
+      r->modules[r->nmodules++] = m;
+      u64map_put(&r->base_map, a, m->index);
+      ev->kind = HH_EV_MODULE_LOAD;
+      ev->time = ticks_ns(r, untimed);
+      ev->u.module = m;
+      return 1;
+    }
+    case HH_REC_MODULE_UNLOAD: {
+      GETV(a);
+      if (!apply) return 0;
+      uint32_t idx;
+      ev->kind = HH_EV_MODULE_UNLOAD;
+      ev->time = ticks_ns(r, untimed);
+      ev->u.module = NULL;
+      if (u64map_get(&r->base_map, a, &idx) && r->modules[idx]->unload_epoch == UINT32_MAX) {
+        r->modules[idx]->unload_epoch = ++r->epoch;
+        ev->u.module = r->modules[idx];
+      }
+      return 1;
+    }
+    case HH_REC_COMMAND: {
+      GETV(a);
+      if (a > (uint64_t)(c->end - c->p))
+        return damaged(r, c, rec, "command with %" PRIu64 " arguments runs past the end of its chunk", a);
+      char **argv = apply ? xcalloc(a + 1, sizeof *argv) : NULL;
+      const char *s;
+      size_t n;
+      for (uint64_t i = 0; i < a; i++) {
+        uint64_t len;
+        if (hh_get_varint(&c->p, c->end, &len) || len > (uint64_t)(c->end - c->p)) {
+          for (uint64_t j = 0; j < i && argv; j++) free(argv[j]);
+          free(argv);
+          return damaged(r, c, rec, "record 0x%02x runs past the end of its chunk", type);
+        }
+        if (argv) argv[i] = xstrndup((const char *)c->p, (size_t)len);
+        c->p += len;
+      }
+      uint64_t len;
+      if (hh_get_varint(&c->p, c->end, &len) || len > (uint64_t)(c->end - c->p)) {
+        for (uint64_t j = 0; j < a && argv; j++) free(argv[j]);
+        free(argv);
+        return damaged(r, c, rec, "record 0x%02x runs past the end of its chunk", type);
+      }
+      s = (const char *)c->p;
+      n = (size_t)len;
+      c->p += len;
+      if (!apply) return 0;
+      for (int i = 0; i < r->argc; i++) free(r->argv[i]);
+      free(r->argv);
+      free(r->exe);
+      r->argv = argv;
+      r->argc = (int)a;
+      r->exe = xstrndup(s, n);
+      ev->kind = HH_EV_COMMAND;
+      ev->time = ticks_ns(r, untimed);
+      return 1;
+    }
+    case HH_REC_RSS:
+      GETV(a);
+      GETV(b);
+      if (pass == PASS_DEFS) return 0;
+      ev->kind = HH_EV_RSS;
+      ev->time = ticks_ns(r, a);
+      ev->u.rss = b;
+      return 1;
+    case HH_REC_MARKER: {
+      const char *s;
+      size_t n;
+      GETV(a);
+      GETS(s, n);
+      if (pass == PASS_DEFS) return 0;
+      ev->kind = HH_EV_MARKER;
+      ev->time = ticks_ns(r, a);
+      ev->u.marker = strset_intern(&r->markers, s, n);
+      return 1;
+    }
+    case HH_REC_END:
+      GETV(a);
+      GETV(b);
+      if (pass == PASS_EVENTS) return 0;
+      r->seen_end = true;
+      r->end_chunk = c->chunk_no;
+      if (r->status == HH_READ_NO_END) { /* the merge reached the end of the file before decoding this */
+        r->status = HH_READ_OK;
+        r->msg[0] = 0;
+      }
+      r->end_ticks = a;
+      r->end_events = b;
+      if (pass == PASS_DEFS || pass == PASS_LAZY) return 0;
+      ev->kind = HH_EV_END;
+      ev->time = ticks_ns(r, a);
+      ev->u.end_events = b;
+      return 1;
+    default:
+      break;
+  }
+
+  unsigned fn = type & 0x0f;
+  switch (type & 0xf0) {
+    case HH_REC_ALLOC:
+      if (fn > 8) break;
+      GETV(a);
+      GETV(b);
+      GETV(d);
+      GETV(e);
+      ev->kind = HH_EV_ALLOC;
+      ev->align = 0;
+      if (hh_trace_fn_has_align(fn)) GETV(ev->align);
+      c->time += a;
+      c->addr += (uint64_t)hh_unzigzag(b);
+      ev->addr = c->addr;
+      ev->old_addr = 0;
+      ev->size = d;
+      ev->stack = e;
+      goto event;
+    case HH_REC_FREE:
+      if (fn != 2 && fn != 3 && fn != 9 && fn != 10 && fn != 11) break;
+      if (c->has_weight) return damaged(r, c, rec, "sample weight not followed by an allocation");
+      GETV(a);
+      GETV(b);
+      c->time += a;
+      c->addr += (uint64_t)hh_unzigzag(b);
+      ev->kind = HH_EV_FREE;
+      ev->addr = c->addr;
+      ev->old_addr = 0;
+      ev->size = ev->align = ev->stack = ev->weight = 0;
+      goto event_noweight;
+    case HH_REC_REALLOC:
+      if (fn != 2 && fn != 3) break;
+      GETV(a);
+      GETV(b);
+      GETV(d);
+      GETV(e);
+      {
+        uint64_t st;
+        GETV(st);
+        ev->stack = st;
+      }
+      c->time += a;
+      ev->old_addr = c->addr + (uint64_t)hh_unzigzag(b);
+      c->addr = ev->old_addr + (uint64_t)hh_unzigzag(d);
+      ev->kind = HH_EV_REALLOC;
+      ev->addr = c->addr;
+      ev->size = e;
+      ev->align = 0;
+      goto event;
+    default:
+      break;
+  }
+  return damaged(r, c, rec, "unknown record type 0x%02x", type);
+
+event:
+  ev->weight = c->has_weight ? c->weight : ev->size;
+  c->has_weight = false;
+event_noweight:
+  ev->fn = (uint8_t)fn;
+  if (pass != PASS_EVENTS && ev->stack && !stack_lookup(r, ev->stack) &&
+      !(pass == PASS_LAZY && r->merge && merge_catch_up(r->merge, c->chunk_no) && stack_lookup(r, ev->stack)))
+    return damaged(r, c, rec, "stack id %" PRIu64 " used before it was defined", ev->stack);
+  if (pass == PASS_DEFS) return 0;
+  ev->time = ticks_ns(r, c->time);
+  return 1;
+}
+
+int hh_reader_next(hh_reader *r, hh_event *ev) {
+  for (;;) {
+    if (!r->have_cur) {
+      if (!read_chunk(r, &r->cur)) return 0;
+      r->have_cur = true;
+    }
+    int rc = decode(r, &r->cur, ev, PASS_ALL);
+    if (rc == 1) {
+      if (r->cur.has_time) r->last_ticks = r->cur.time;
+      return 1;
+    }
+    if (rc == 2) {
+      r->have_cur = false;
+      continue;
+    }
+    if (rc < 0) {
+      r->have_cur = false;
+      return 0;
+    }
+  }
+}
+
+/* ---- tables ----------------------------------------------------------------*/
+
+size_t hh_reader_stack_count(const hh_reader *r) { return r->nstacks; }
+const hh_stack_node *hh_reader_stack(const hh_reader *r, uint64_t id) {
+  size_t i = stack_lookup(r, id);
+  return i ? &r->stacks[i] : NULL;
+}
+size_t hh_reader_stack_index(const hh_reader *r, uint64_t id) { return stack_lookup(r, id); }
+const hh_stack_node *hh_reader_stack_at(const hh_reader *r, size_t i) {
+  return i >= 1 && i <= r->nstacks ? &r->stacks[i] : NULL;
+}
+size_t hh_reader_module_count(const hh_reader *r) { return r->nmodules; }
+const hh_trace_module *hh_reader_module(const hh_reader *r, size_t i) {
+  return i < r->nmodules ? r->modules[i] : NULL;
+}
+uint32_t hh_reader_epoch(const hh_reader *r) { return r->epoch; }
+size_t hh_reader_thread_count(const hh_reader *r) { return r->nthreads; }
+const hh_trace_thread *hh_reader_thread_at(const hh_reader *r, size_t i) {
+  return i < r->nthreads ? r->threads[i] : NULL;
+}
+const hh_trace_thread *hh_reader_thread(const hh_reader *r, uint32_t index) {
+  uint32_t pos;
+  return u64map_get(&r->thread_map, index, &pos) ? r->threads[pos] : NULL;
+}
+int hh_reader_command(const hh_reader *r, const char *const **argv, const char **exe) {
+  if (argv) *argv = (const char *const *)r->argv;
+  if (exe) *exe = r->exe;
+  return r->argc;
+}
+
+/* ---- the time-ordered merge ------------------------------------------------
+ * Chunks of thread 0 (the process records: definitions, RSS, markers, END)
+ * are looked at twice: once when read (definitions applied and handed out,
+ * everything validated, the chunk cut at the first damage), then queued like
+ * the others. Chunks of the program's threads hold events only (the tracer
+ * writes every definition into thread 0's chunks, before the events that
+ * use them) and are decoded once, lazily, when the merge reaches them
+ * (PASS_LAZY: a definition found there after all is applied and handed out
+ * then; a stack id must be defined by the time its event is decoded). Damage
+ * found that late is reported as the reader would have in file order
+ * (set_damage), and the chunks after the damaged one that are still
+ * buffered are dropped. Decoded payloads are taken over from the reader, not
+ * copied, and their buffers recycled. A binary heap of threads keyed by
+ * (time of the next event, thread index) picks what comes next. */
+typedef struct mchunk {
+  struct mchunk *next;
+  uint8_t *data;
+  size_t cap;   /* of data */
+  size_t len;   /* what is decoded (cut at damage) */
+  size_t alloc; /* what counts in the window */
+  bool lazy;    /* decoded once, in PASS_LAZY */
+  cursor cur;
+} mchunk;
+
+typedef struct tqueue {
+  uint32_t thread;
+  bool in_heap;
+  mchunk *head, *tail;
+  hh_event next; /* valid while in the heap */
+} tqueue;
+
+#define MERGE_SPARE 8
+
+struct hh_merge {
+  hh_reader *r;
+  size_t window, buffered;
+  tqueue **queues;
+  size_t nqueues, queues_cap;
+  u64map queue_map;
+  tqueue **heap;
+  size_t nheap;
+  mchunk *def; /* the chunk being looked at first */
+  bool exhausted, end_given;
+  uint64_t last_time, late;
+  bool drop;            /* damage found lazily: drop chunks after drop_after */
+  uint64_t drop_after;
+  struct {
+    uint8_t *data;
+    size_t cap;
+  } spare[MERGE_SPARE]; /* payload buffers to reuse */
+  size_t nspare;
+};
+
+hh_merge *hh_merge_new(hh_reader *r, size_t window_bytes) {
+  hh_merge *m = xcalloc(1, sizeof *m);
+  m->r = r;
+  m->window = window_bytes ? window_bytes : (size_t)64 << 20;
+  r->merge = m;
+  return m;
+}
+
+static void mchunk_free(hh_merge *m, mchunk *k) {
+  m->buffered -= k->alloc;
+  if (k->data && m->nspare < MERGE_SPARE && k->cap <= ((size_t)1 << 20)) {
+    m->spare[m->nspare].data = k->data;
+    m->spare[m->nspare].cap = k->cap;
+    m->nspare++;
+  } else {
+    free(k->data);
+  }
+  free(k);
+}
+
+void hh_merge_free(hh_merge *m) {
+  if (!m) return;
+  if (m->r->merge == m) m->r->merge = NULL;
+  for (size_t i = 0; i < m->nqueues; i++) {
+    for (mchunk *k = m->queues[i]->head, *n; k; k = n) {
+      n = k->next;
+      mchunk_free(m, k);
+    }
+    free(m->queues[i]);
+  }
+  if (m->def) mchunk_free(m, m->def);
+  for (size_t i = 0; i < m->nspare; i++) free(m->spare[i].data);
+  free(m->queues);
+  free(m->heap);
+  u64map_free(&m->queue_map);
+  free(m);
+}
+
+uint64_t hh_merge_late(const hh_merge *m) { return m->late; }
+
+static inline bool before(const tqueue *a, const tqueue *b) {
+  return a->next.time < b->next.time || (a->next.time == b->next.time && a->thread < b->thread);
+}
+
+static void heap_push(hh_merge *m, tqueue *q) {
+  size_t i = m->nheap++;
+  q->in_heap = true;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!before(q, m->heap[p])) break;
+    m->heap[i] = m->heap[p];
+    i = p;
+  }
+  m->heap[i] = q;
+}
+
+static void heap_sift_down(hh_merge *m, size_t i) {
+  tqueue *q = m->heap[i];
+  for (;;) {
+    size_t l = 2 * i + 1, best = i;
+    tqueue *bq = q;
+    if (l < m->nheap && before(m->heap[l], bq)) best = l, bq = m->heap[l];
+    if (l + 1 < m->nheap && before(m->heap[l + 1], bq)) best = l + 1, bq = m->heap[l + 1];
+    if (best == i) break;
+    m->heap[i] = bq;
+    i = best;
+  }
+  m->heap[i] = q;
+}
+
+static void queue_pop_head(hh_merge *m, tqueue *q) {
+  mchunk *k = q->head;
+  q->head = k->next;
+  if (!q->head) q->tail = NULL;
+  mchunk_free(m, k);
+}
+
+/* Decodes the queue's next timed event into q->next; returns false when the
+ * queue has none buffered (its chunks are freed as they are used up). */
+static bool queue_advance(hh_merge *m, tqueue *q) {
+  while (q->head) {
+    mchunk *k = q->head;
+    int rc = decode(m->r, &k->cur, &q->next, k->lazy ? PASS_LAZY : PASS_EVENTS);
+    if (rc == 1) return true;
+    if (rc == 0) continue;
+    if (rc < 0) { /* damage in a lazy chunk (eager ones were validated before) */
+      if (!m->drop || k->cur.chunk_no < m->drop_after) m->drop_after = k->cur.chunk_no;
+      m->drop = true;
+      while (q->head) queue_pop_head(m, q);
+      return false;
+    }
+    queue_pop_head(m, q); /* 2: used up */
+  }
+  return false;
+}
+
+/* After damage found lazily in chunk drop_after: nothing after it in the
+ * file is handed out any more (reading in file order would stop there). */
+static void merge_drop(hh_merge *m) {
+  m->drop = false;
+  m->exhausted = true;
+  for (size_t i = 0; i < m->nqueues; i++) {
+    tqueue *q = m->queues[i];
+    mchunk **link = &q->head, *prev = NULL;
+    while (*link && (*link)->cur.chunk_no <= m->drop_after) {
+      prev = *link;
+      link = &(*link)->next;
+    }
+    for (mchunk *k = *link, *n; k; k = n) {
+      n = k->next;
+      mchunk_free(m, k);
+    }
+    *link = NULL;
+    q->tail = prev;
+  }
+  if (m->def && m->def->cur.chunk_no > m->drop_after) {
+    mchunk_free(m, m->def);
+    m->def = NULL;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < m->nheap; i++) {
+    if (m->heap[i]->head)
+      m->heap[n++] = m->heap[i];
+    else
+      m->heap[i]->in_heap = false;
+  }
+  m->nheap = n;
+  for (size_t i = n / 2; i-- > 0;) heap_sift_down(m, i);
+}
+
+/* A lazy chunk names a stack that is not defined (yet): the definition may
+ * be in an earlier chunk of another thread not decoded yet (a trace not
+ * written by the tracer, or a damaged chunk header). Applies the
+ * definitions of every buffered lazy chunk before chunk_no, in file order,
+ * without handing them out; those chunks are then read like thread 0's
+ * (PASS_EVENTS skips their definitions). Returns whether any was found. */
+static bool merge_catch_up(hh_merge *m, uint64_t chunk_no) {
+  bool any = false;
+  for (;;) {
+    mchunk *first = NULL;
+    for (size_t i = 0; i < m->nqueues; i++)
+      for (mchunk *k = m->queues[i]->head; k && k->cur.chunk_no < chunk_no; k = k->next)
+        if (k->lazy && (!first || k->cur.chunk_no < first->cur.chunk_no)) first = k;
+    if (!first) return any;
+    any = true;
+    first->lazy = false;
+    cursor c = first->cur;
+    hh_event tmp;
+    for (;;) {
+      const uint8_t *at = c.p;
+      int rc = decode(m->r, &c, &tmp, PASS_DEFS);
+      if (rc == 2) break;
+      if (rc < 0) {
+        first->len = (size_t)(at - first->data); /* the events before the damage still count */
+        first->cur.end = first->data + first->len;
+        if (!m->drop || first->cur.chunk_no < m->drop_after) m->drop_after = first->cur.chunk_no;
+        m->drop = true;
+        break;
+      }
+    }
+  }
+}
+
+static void enqueue(hh_merge *m, mchunk *k) {
+  uint32_t pos;
+  tqueue *q;
+  if (u64map_get(&m->queue_map, k->cur.thread, &pos)) {
+    q = m->queues[pos];
+  } else {
+    q = xcalloc(1, sizeof *q);
+    q->thread = k->cur.thread;
+    if (m->nqueues == m->queues_cap) {
+      m->queues_cap = m->queues_cap ? m->queues_cap * 2 : 16;
+      m->queues = xrealloc(m->queues, m->queues_cap * sizeof *m->queues);
+      m->heap = xrealloc(m->heap, m->queues_cap * sizeof *m->heap);
+    }
+    u64map_put(&m->queue_map, q->thread, (uint32_t)m->nqueues);
+    m->queues[m->nqueues++] = q;
+  }
+  bool idle = q->head == NULL;
+  k->next = NULL;
+  if (q->tail)
+    q->tail->next = k;
+  else
+    q->head = k;
+  q->tail = k;
+  if (idle && !q->in_heap && queue_advance(m, q)) heap_push(m, q);
+}
+
+/* Reads the next chunk into a buffer of its own (the reader's payload
+ * buffer is taken over and replaced by a spare one). */
+static mchunk *merge_read(hh_merge *m) {
+  hh_reader *r = m->r;
+  if (!r->decoded && m->nspare) {
+    m->nspare--;
+    r->decoded = m->spare[m->nspare].data;
+    r->decoded_cap = m->spare[m->nspare].cap;
+  }
+  if (!r->stored && m->nspare) {
+    m->nspare--;
+    r->stored = m->spare[m->nspare].data;
+    r->stored_cap = m->spare[m->nspare].cap;
+  }
+  cursor c;
+  if (!read_chunk(r, &c)) return NULL;
+  mchunk *k = xcalloc(1, sizeof *k);
+  k->len = (size_t)(c.end - c.start);
+  if (c.start == r->decoded) {
+    k->data = r->decoded;
+    k->cap = r->decoded_cap;
+    r->decoded = NULL;
+    r->decoded_cap = 0;
+  } else if (c.start == r->stored) {
+    k->data = r->stored;
+    k->cap = r->stored_cap;
+    r->stored = NULL;
+    r->stored_cap = 0;
+  } else { /* an empty payload */
+    k->data = xrealloc(NULL, k->len);
+    k->cap = k->len;
+    memcpy(k->data, c.start, k->len);
+  }
+  k->cur = c;
+  k->cur.start = k->cur.p = k->data;
+  k->cur.end = k->data + k->len;
+  k->alloc = k->len;
+  k->lazy = c.thread != 0;
+  m->buffered += k->alloc;
+  return k;
+}
+
+static inline bool timed_kind(hh_ev_kind k) {
+  return k == HH_EV_ALLOC || k == HH_EV_FREE || k == HH_EV_REALLOC || k == HH_EV_RSS || k == HH_EV_MARKER;
+}
+
+int hh_merge_next(hh_merge *m, hh_event *ev) {
+  hh_reader *r = m->r;
+  for (;;) {
+    if (m->drop) merge_drop(m);
+    if (m->def) {
+      cursor *c = &m->def->cur;
+      const uint8_t *at = c->p;
+      int rc = decode(r, c, ev, PASS_DEFS);
+      if (rc == 1) return 1;
+      if (rc == 0) continue;
+      mchunk *k = m->def;
+      m->def = NULL;
+      if (rc < 0) k->len = (size_t)(at - k->data); /* hand out what precedes the damage */
+      /* Rewind for the second look (same start state as the first). */
+      uint64_t t0 = k->cur.chunk_offset, n0 = k->cur.chunk_no;
+      uint32_t th = k->cur.thread;
+      bool raw = k->cur.raw;
+      memset(&k->cur, 0, sizeof k->cur);
+      k->cur.start = k->cur.p = k->data;
+      k->cur.end = k->data + k->len;
+      k->cur.chunk_offset = t0;
+      k->cur.chunk_no = n0;
+      k->cur.thread = th;
+      k->cur.raw = raw;
+      enqueue(m, k);
+      continue;
+    }
+    /* read ahead to fill the window, and always when nothing is buffered */
+    if (!m->exhausted && (m->buffered < m->window || m->nheap == 0)) {
+      mchunk *k = merge_read(m);
+      if (!k) {
+        m->exhausted = true;
+        continue;
+      }
+      if (k->lazy)
+        enqueue(m, k);
+      else
+        m->def = k;
+      continue;
+    }
+    if (m->nheap) {
+      tqueue *q = m->heap[0];
+      *ev = q->next;
+      if (timed_kind(ev->kind)) {
+        if (ev->time < m->last_time)
+          m->late++;
+        else
+          m->last_time = ev->time;
+      }
+      if (queue_advance(m, q)) {
+        heap_sift_down(m, 0);
+      } else {
+        q->in_heap = false;
+        m->heap[0] = m->heap[--m->nheap];
+        if (m->nheap) heap_sift_down(m, 0);
+      }
+      return 1;
+    }
+    if (r->seen_end && !m->end_given && (r->status == HH_READ_OK || r->end_chunk < r->status_chunk)) {
+      m->end_given = true;
+      memset(ev, 0, sizeof *ev);
+      ev->kind = HH_EV_END;
+      ev->time = ticks_ns(r, r->end_ticks);
+      ev->u.end_events = r->end_events;
+      return 1;
+    }
+    return 0;
+  }
+}
+
+/* ---- names -----------------------------------------------------------------*/
+
+const char *hh_fn_name(unsigned fn) {
+  static const char *const names[] = {"malloc",         "calloc",        "realloc",    "reallocarray",
+                                      "posix_memalign", "aligned_alloc", "memalign",   "valloc",
+                                      "pvalloc",        "free",          "free_sized", "free_aligned_sized"};
+  return fn < sizeof names / sizeof *names ? names[fn] : "?";
+}
+
+const char *hh_ev_kind_name(hh_ev_kind kind) {
+  switch (kind) {
+    case HH_EV_ALLOC:
+      return "alloc";
+    case HH_EV_FREE:
+      return "free";
+    case HH_EV_REALLOC:
+      return "realloc";
+    case HH_EV_STACK:
+      return "stack";
+    case HH_EV_THREAD:
+      return "thread";
+    case HH_EV_MODULE_LOAD:
+      return "module";
+    case HH_EV_MODULE_UNLOAD:
+      return "unload";
+    case HH_EV_RSS:
+      return "rss";
+    case HH_EV_MARKER:
+      return "marker";
+    case HH_EV_COMMAND:
+      return "command";
+    case HH_EV_END:
+      return "end";
+  }
+  return "?";
+}

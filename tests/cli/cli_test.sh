@@ -1,0 +1,145 @@
+#!/bin/sh
+# End-to-end tests of the heaphook command: cli_test.sh CASE HEAPHOOK KNOWN_ALLOCS WORKDIR
+# Each CASE runs in a fresh WORKDIR/CASE; failures print what was expected.
+set -u
+case_name=$1 hh=$2 prog=$3 work=$4/$1
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+# expect_line FILE TEXT: FILE has a line equal to TEXT
+expect_line() { grep -qxF -- "$2" "$1" || { fail "$1 lacks the line: $2"; echo "--- $1:" >&2; cat "$1" >&2; }; }
+# expect_in FILE TEXT: FILE contains TEXT
+expect_in() { grep -qF -- "$2" "$1" || { fail "$1 lacks: $2"; echo "--- $1:" >&2; cat "$1" >&2; }; }
+# expect_rc WANT GOT WHAT
+expect_rc() { [ "$1" = "$2" ] || fail "$3: exit status $2, want $1"; }
+
+case $case_name in
+  run_summary)
+    "$hh" run -o "$work/t.%p.hhtrace" -- "$prog" >out 2>err
+    expect_rc 0 $? "run"
+    expect_line err "heaphook: 4 allocations, 2 frees, 1 reallocs; 14.7 KiB allocated in all"
+    expect_in err "heaphook: peak 11096 bytes (10.8 KiB) in use at "
+    expect_line err "heaphook: leaked 7000 bytes (6.8 KiB) in 2 blocks at exit"
+    expect_in err "heaphook: trace t."
+    [ "$(ls t.*.hhtrace | wc -l)" = 1 ] || fail "want one trace file"
+    # the default name, in the working directory
+    "$hh" run -- "$prog" 2>err2
+    expect_rc 0 $? "run (default output)"
+    ls heaplog.*.hhtrace >/dev/null 2>&1 || fail "no heaplog.<pid>.hhtrace written"
+    expect_in err2 "heaphook: trace heaplog."
+    ;;
+  run_exit_status)
+    "$hh" run -o t.hhtrace -- "$prog" 3 2>err
+    expect_rc 3 $? "a program exiting with 3"
+    expect_line err "heaphook: leaked 7000 bytes (6.8 KiB) in 2 blocks at exit"
+    "$hh" run -o k.%p.hhtrace -- sh -c 'kill -SEGV $$' 2>err
+    expect_rc 139 $? "a program killed by SIGSEGV"
+    expect_in err "was killed by signal 11"
+    "$hh" run -o n.hhtrace -- ./does-not-exist 2>err
+    expect_rc 127 $? "a program that does not exist"
+    expect_in err "heaphook run: cannot run ./does-not-exist: No such file or directory"
+    ;;
+  dump_symbols)
+    "$hh" run -o t.hhtrace -- "$prog" 2>/dev/null || fail "run"
+    "$hh" dump t.hhtrace >dump 2>err
+    expect_rc 0 $? "dump"
+    # fields that do not depend on the run: drop times and addresses
+    sed -n 's/^\(alloc\|realloc\|free\) t=[0-9.]* thread=\([0-9]*\) fn=\([a-z_]*\) .*size=\([0-9]*\)\( align=[0-9]*\)\{0,1\} stack=[0-9]* at=\(.*\)$/\1 thread=\2 fn=\3 size=\4\5 at=\6/p; s/^free t=[0-9.]* thread=\([0-9]*\) fn=\([a-z_]*\) .*/free thread=\1 fn=\2/p' dump >events
+    cat >want <<'WANT'
+alloc thread=1 fn=malloc size=1000 at=alloc_small (known_allocs.c:16)
+alloc thread=1 fn=calloc size=2000 at=alloc_array (known_allocs.c:17)
+alloc thread=1 fn=malloc size=3000 at=alloc_grow (known_allocs.c:18)
+free thread=1 fn=free
+realloc thread=1 fn=realloc size=5000 at=grow (known_allocs.c:19)
+alloc thread=1 fn=posix_memalign size=4096 align=64 at=alloc_aligned (known_allocs.c:22)
+free thread=1 fn=free
+WANT
+    diff want events >&2 || fail "dump events differ (want, got above)"
+    expect_in dump 'command exe="'
+    expect_in dump ' argv="'
+    expect_in dump 'end t='
+    expect_in dump ' events=7'
+    # whole stacks: the caller of alloc_small is main
+    "$hh" dump --stacks t.hhtrace >stacks 2>&1
+    grep -A1 'at=alloc_small' stacks | grep -q '^    main (known_allocs.c:' || { fail "no main frame under alloc_small"; cat stacks >&2; }
+    # time order gives the same events
+    "$hh" dump --ordered --no-symbols t.hhtrace >ordered 2>&1
+    expect_rc 0 $? "dump --ordered"
+    [ "$(grep -c '^\(alloc\|free\|realloc\) ' ordered)" = 7 ] || fail "dump --ordered: want 7 events"
+    ;;
+  run_options)
+    "$hh" run -o s.hhtrace --no-stacks -- "$prog" 2>err
+    expect_rc 0 $? "run --no-stacks"
+    "$hh" dump s.hhtrace >dump
+    [ "$(grep -c '^alloc .* stack=0$' dump)" = 4 ] || { fail "--no-stacks: want 4 allocs with stack=0"; cat dump >&2; }
+    "$hh" run -o p.hhtrace --sample 1 -- "$prog" 2>err
+    expect_rc 0 $? "run --sample 1"
+    "$hh" dump p.hhtrace >dump
+    expect_in dump "sample=1 flags=stacks,sampled,"
+    ;;
+  usage_errors)
+    "$hh" >out 2>err
+    expect_rc 2 $? "no command"
+    expect_line err "heaphook: no command given"
+    "$hh" frobnicate >out 2>err
+    expect_rc 2 $? "unknown command"
+    expect_line err 'heaphook: unknown command "frobnicate"'
+    expect_in err "usage: heaphook <command>"
+    "$hh" --frob >out 2>err
+    expect_rc 2 $? "unknown global option"
+    expect_in err "heaphook: unknown option --frob"
+    "$hh" run --bogus -- true >out 2>err
+    expect_rc 2 $? "run --bogus"
+    expect_line err "heaphook run: unknown option --bogus"
+    expect_in err "usage: heaphook run"
+    "$hh" run >out 2>err
+    expect_rc 2 $? "run without a program"
+    expect_line err "heaphook run: no program given"
+    "$hh" run --sample lots -- true >out 2>err
+    expect_rc 2 $? "run --sample lots"
+    expect_in err "--sample wants a size in bytes"
+    "$hh" run -o >out 2>err
+    expect_rc 2 $? "run -o without a value"
+    expect_in err "needs a value"
+    "$hh" dump >out 2>err
+    expect_rc 2 $? "dump without a trace"
+    expect_line err "heaphook dump: no trace given"
+    "$hh" dump --frob x >out 2>err
+    expect_rc 2 $? "dump --frob"
+    for cmd in "--help" "run --help" "dump --help" "help run"; do
+      # shellcheck disable=SC2086
+      "$hh" $cmd >out 2>err
+      expect_rc 0 $? "$cmd"
+      expect_in out "usage: heaphook"
+    done
+    ;;
+  dump_bad_traces)
+    echo "hello" >text
+    "$hh" dump text >out 2>err
+    expect_rc 1 $? "dump of a text file"
+    expect_line err "heaphook dump: text: not a heaphook trace"
+    "$hh" dump missing.hhtrace >out 2>err
+    expect_rc 1 $? "dump of a missing file"
+    expect_line err "heaphook dump: cannot open missing.hhtrace: No such file or directory"
+    "$hh" run -o t.hhtrace -- "$prog" 2>/dev/null || fail "run"
+    size=$(wc -c <t.hhtrace)
+    head -c $((size - 3)) t.hhtrace >cut.hhtrace
+    "$hh" dump cut.hhtrace >out 2>err
+    expect_rc 1 $? "dump of a cut trace"
+    expect_in err "heaphook dump: trace cut short after 2 chunks; the rest of the run is missing"
+    grep -q '^alloc ' out || fail "a cut trace shows what it has"
+    # a flipped byte in the last chunk's payload
+    cp t.hhtrace bad.hhtrace
+    printf 'Z' | dd of=bad.hhtrace bs=1 seek=$((size - 2)) conv=notrunc 2>/dev/null
+    "$hh" dump bad.hhtrace >out 2>err
+    expect_rc 1 $? "dump of a damaged trace"
+    expect_in err "heaphook dump: trace damaged at byte offset "
+    ;;
+  *)
+    echo "unknown case $case_name" >&2
+    exit 2
+    ;;
+esac
+[ $fails = 0 ] && echo "ok: $case_name"
+[ $fails = 0 ]

@@ -1,0 +1,35 @@
+/* A program whose heap use is known exactly, for the heaphook command's
+ * end-to-end tests. No stdio (its buffers would be allocations too).
+ *   known_allocs [EXIT_STATUS]
+ * allocates, in this order:
+ *   alloc_small:   malloc(1000)           freed
+ *   alloc_array:   calloc(10, 200)        leaked (2000 bytes)
+ *   alloc_grow:    malloc(3000), realloc to 5000   leaked (5000 bytes)
+ *   alloc_aligned: posix_memalign(64, 4096)        freed
+ * Peak in use: 1000 + 2000 + 3000, then - 1000 (free) ... computed in the
+ * test: 2000 + 5000 + 4096 = 11096 bytes, after the aligned block. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+
+void *volatile keep[4];
+
+__attribute__((noinline)) void *alloc_small(void) { return malloc(1000); }
+__attribute__((noinline)) void *alloc_array(void) { return calloc(10, 200); }
+__attribute__((noinline)) void *alloc_grow(void) { return malloc(3000); }
+__attribute__((noinline)) void *grow(void *p) { return realloc(p, 5000); }
+__attribute__((noinline)) void *alloc_aligned(void) {
+  void *p = NULL;
+  if (posix_memalign(&p, 64, 4096) != 0) abort();
+  return p;
+}
+
+int main(int argc, char **argv) {
+  keep[0] = alloc_small();
+  keep[1] = alloc_array();
+  keep[2] = alloc_grow();
+  free(keep[0]);
+  keep[2] = grow(keep[2]);
+  keep[3] = alloc_aligned();
+  free(keep[3]);
+  return argc > 1 ? atoi(argv[1]) : 0;
+}

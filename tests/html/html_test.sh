@@ -1,0 +1,113 @@
+#!/bin/sh
+# The HTML report in a real browser: html_test.sh CASE HEAPHOOK HTML_PROG HTML_FAKE WORKDIR
+# Each CASE runs in a fresh WORKDIR/CASE. Headless Chromium (Debian's
+# chromium; HH_CHROMIUM overrides) is driven by browser_check.js with node,
+# through the DevTools protocol: nothing to download, nothing on the network.
+# A missing browser or node fails the test (scripts/deps.sh check installs them).
+set -u
+case_name=$1 hh=$2 prog=$3 fake=$4 work=$5/$1
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+expect_rc() { [ "$1" = "$2" ] || fail "$3: exit status $2, want $1"; }
+expect_in() { grep -qF -- "$2" "$1" || { fail "$1 lacks: $2"; echo "--- $1:" >&2; cat "$1" >&2; }; }
+
+browser() {
+  chromium=${HH_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+  node=$(command -v node || command -v nodejs || true)
+  if [ -z "$chromium" ] || [ ! -x "$chromium" ] || [ -z "$node" ]; then
+    fail "the browser test needs chromium and node (found: chromium '${chromium}', node '${node}'); run: sudo scripts/deps.sh check"
+    return 1
+  fi
+  "$node" "$here/browser_check.js" "$chromium" "$@" || fail "in the browser: $1 (see above)"
+}
+
+case $case_name in
+  page)
+    # a program with known allocations: see html_prog.c
+    "$hh" run -o t.hhtrace -- "$prog" 2>run.err
+    expect_rc 0 $? "heaphook run"
+    "$hh" html t.hhtrace -o page.html 2>html.err
+    expect_rc 0 $? "heaphook html"
+    [ -s page.html ] || fail "no page written"
+    # self-contained: no external resources
+    if grep -Eiq '<(script|link|img|iframe)[^>]+(src|href)=|@import|url\(' page.html; then
+      fail "page.html refers to something outside itself"
+      grep -Eio '<(script|link|img|iframe)[^>]+(src|href)=[^>]*|@import[^;]*|url\([^)]*\)' page.html >&2
+    fi
+    browser page.html \
+      "text=peak-bytes=152331 bytes" "text=leaked-bytes=2331 bytes" "text=leaked-bytes=in 3 blocks" \
+      "value=temporary=10" "value=allocations=15" "text=allocations=12 frees" \
+      "eval=document.querySelectorAll('#sites tbody tr').length===4" \
+      "first-site=hold_peak_block" \
+      "click-site=leak_buffer" "panel=main" "panel=html_prog.c" \
+      "click-site=temp_churn" "panel=main" \
+      "flame-has=build_peak" "flame-has=hold_peak_block" "flame-has=leak_buffer" "flame-lacks=temp_churn" \
+      "flame=leaked" "flame-has=leak_buffer" "flame-lacks=hold_peak_block" "flame-lacks=temp_churn" \
+      "flame=temporary" "flame-has=temp_churn" "flame-lacks=leak_buffer" \
+      "flame=allocations" "flame-has=temp_churn" "flame-has=leak_buffer" "flame-has=hold_peak_block" \
+      "sort=t" "first-site=temp_churn" "sort=l" "first-site=leak_buffer" \
+      "eval=document.querySelectorAll('#timeline svg path.heap').length===1" \
+      "eval=document.getElementById('timeline-peak')!==null" \
+      "eval=document.querySelectorAll('#histogram svg rect.bar').length>0" \
+      hover-frag "text=frag-note=blocks (" \
+      "screenshot=$work/page.png"
+    # to standard output, and with a cap on the sites
+    "$hh" html --sites 1 -o - t.hhtrace >capped.html 2>/dev/null
+    expect_rc 0 $? "heaphook html --sites 1 -o -"
+    browser capped.html "text=sites-capped=this page holds the 3" "text=peak-bytes=152331 bytes"
+    ;;
+  hostile)
+    # made-up analysis with markup, </script>, <!--, bad UTF-8 in every name
+    "$fake" fake.html 10
+    expect_rc 0 $? "html_fake"
+    evil='</script><script>window.pwned=1</script><!-- <b>&amp;'"'"'"x'
+    browser fake.html \
+      "eval=window.pwned===undefined" "eval=document.querySelectorAll('script').length===2" \
+      "eval=document.title==='heaphook: fake <trace>.hhtrace'" \
+      "text=title=fake <trace>.hhtrace" "text=command=--name '</script>'" \
+      "text=notes=trace cut short after 3 chunks <b>" "text=sites-capped=The trace has 40 call sites" \
+      "text=peak-bytes=82000 bytes" \
+      "click-site=$evil" "panel=std::vector<int, std::allocator<int> >::push_back(int&&)" "panel=<evil>.c:30" \
+      "click-site=café_*" "panel=libunknown.so+0x1234" "click-site=0xdead" "click-site=(no stack recorded)" \
+      "flame=leaked" "flame-has=leaky_function" "flame-lacks=churner" \
+      "flame=temporary" "flame-has=churner" \
+      "text=threads=$evil" "text=markers=$evil" \
+      hover-frag "screenshot=$work/fake.png"
+    ;;
+  usage)
+    "$hh" html --help >out 2>&1
+    expect_rc 0 $? "html --help"
+    expect_in out "usage: heaphook html"
+    "$hh" html t.hhtrace >out 2>&1
+    expect_rc 2 $? "html without -o"
+    expect_in out "no output given"
+    "$hh" html -o x.html >out 2>&1
+    expect_rc 2 $? "html without a trace"
+    "$hh" html --sites 0 -o x.html t.hhtrace >out 2>&1
+    expect_rc 2 $? "html --sites 0"
+    printf 'not a trace at all, not at all' >bad.hhtrace
+    "$hh" html -o x.html bad.hhtrace >out 2>&1
+    expect_rc 1 $? "html on a file that is not a trace"
+    expect_in out "heaphook html: "
+    [ -e x.html ] && fail "a page was written for a bad trace"
+    # a trace cut short: a page for what could be read, exit 1
+    "$hh" run -o t.hhtrace -- "$prog" 2>/dev/null || fail "heaphook run"
+    size=$(wc -c <t.hhtrace)
+    head -c $((size - 10)) t.hhtrace >cut.hhtrace
+    "$hh" html -o cut.html cut.hhtrace >out 2>&1
+    expect_rc 1 $? "html on a trace cut short"
+    [ -s cut.html ] || fail "no page written for a trace cut short"
+    "$hh" html -o /nonexistent/dir/x.html t.hhtrace >out 2>&1
+    expect_rc 1 $? "html to a file that cannot be written"
+    expect_in out "cannot write /nonexistent/dir/x.html"
+    ;;
+  *)
+    echo "unknown case $case_name" >&2
+    exit 2
+    ;;
+esac
+[ "$fails" = 0 ] && echo "ok: $case_name"
+[ "$fails" = 0 ]

@@ -1,0 +1,736 @@
+/* Unit tests of the trace reader on traces made by the test encoder
+ * (trace_builder.h): round trips of every record, header refusals, a trace
+ * cut at every byte, flipped bytes, hostile lengths, the stack trie, the
+ * time-ordered merge. Run under ASan + UBSan. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "trace/reader.h"
+#include "trace_builder.h"
+
+#define MAX_EV 4096
+
+typedef struct evlist {
+  hh_event ev[MAX_EV];
+  size_t n;
+} evlist;
+
+static evlist *read_all(hh_reader *r) {
+  evlist *l = calloc(1, sizeof *l);
+  hh_event ev;
+  while (l->n < MAX_EV && hh_reader_next(r, &ev)) l->ev[l->n++] = ev;
+  return l;
+}
+
+static evlist *merge_all(hh_reader *r, size_t window) {
+  evlist *l = calloc(1, sizeof *l);
+  hh_merge *m = hh_merge_new(r, window);
+  hh_event ev;
+  while (l->n < MAX_EV && hh_merge_next(m, &ev)) l->ev[l->n++] = ev;
+  hh_merge_free(m);
+  return l;
+}
+
+static size_t count_kind(const evlist *l, hh_ev_kind k) {
+  size_t n = 0;
+  for (size_t i = 0; i < l->n; i++) n += l->ev[i].kind == k;
+  return n;
+}
+
+/* A small, complete trace: process chunk (command, thread, module, stacks),
+ * one chunk of thread 1, one of thread 2, the end. Events: 6. */
+static void build_small(tb *b, uint32_t enc) {
+  tb_init(b, HH_TRACE_FLAG_STACKS | (enc == HH_CHUNK_ZSTD ? HH_TRACE_FLAG_ZSTD : 0), 1000000000u);
+  tb_chunk_begin(b, 0, 0);
+  const char *argv[] = {"prog", "--flag"};
+  tb_command(b, 2, argv, "/usr/bin/prog");
+  tb_thread(b, 1, 4242, "main");
+  tb_thread(b, 2, 4243, "worker");
+  tb_segment segs[2] = {{0x400000, 0x1000, 0}, {0x401000, 0x2000, 0x1000}};
+  tb_module(b, 0x400000, "/usr/bin/prog", "0123abcd", 2, segs);
+  tb_stack(b, 1, 0, 0x401100);
+  tb_stack(b, 2, 1, 0x401200);
+  tb_stack(b, 3, 1, 0x401300);
+  tb_chunk_end(b, enc);
+
+  tb_chunk_begin(b, 1, 1000);
+  tb_alloc(b, 0, 1000, 0x10000, 100, 2, 0);
+  tb_alloc(b, 4, 1500, 0x20000, 64, 3, 64); /* posix_memalign */
+  tb_realloc(b, 2, 2000, 0x10000, 0x30000, 200, 2);
+  tb_free(b, 9, 2500, 0x30000);
+  tb_chunk_end(b, enc);
+
+  tb_chunk_begin(b, 2, 1200);
+  tb_alloc(b, 1, 1200, 0x8000, 16, 3, 0); /* calloc, lower address: negative delta */
+  tb_marker(b, 1300, "phase 2");
+  tb_rss(b, 1400, 1 << 20);
+  tb_free(b, 9, 3000, 0x8000);
+  tb_chunk_end(b, enc);
+
+  tb_chunk_begin(b, 0, 4000);
+  tb_end(b, 4000, 6);
+  tb_chunk_end(b, enc);
+}
+
+static void check_small_roundtrip(uint32_t enc) {
+  tb b;
+  build_small(&b, enc);
+  char err[256];
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, err, sizeof err);
+  assert_non_null(r);
+  assert_int_equal(hh_reader_header(r)->pid, 1234);
+  evlist *l = read_all(r);
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
+  assert_string_equal(hh_reader_message(r), "");
+  assert_int_equal(hh_reader_chunks(r), 4);
+  assert_int_equal(hh_reader_end_events(r), 6);
+
+  /* file order: command, 2 threads, module, 3 stacks, 4 events, 4 events, end */
+  assert_int_equal(l->n, 1 + 2 + 1 + 3 + 4 + 4 + 1);
+  const hh_event *e = l->ev;
+  assert_int_equal(e[0].kind, HH_EV_COMMAND);
+  const char *const *argv;
+  const char *exe;
+  assert_int_equal(hh_reader_command(r, &argv, &exe), 2);
+  assert_string_equal(argv[0], "prog");
+  assert_string_equal(argv[1], "--flag");
+  assert_null(argv[2]);
+  assert_string_equal(exe, "/usr/bin/prog");
+  assert_int_equal(e[1].kind, HH_EV_THREAD);
+  assert_string_equal(e[1].u.thread->name, "main");
+  assert_int_equal(e[1].u.thread->tid, 4242);
+  assert_int_equal(e[3].kind, HH_EV_MODULE_LOAD);
+  const hh_trace_module *m = e[3].u.module;
+  assert_string_equal(m->path, "/usr/bin/prog");
+  assert_string_equal(m->build_id, "0123abcd");
+  assert_int_equal(m->nsegments, 2);
+  assert_int_equal(m->segments[1].start, 0x401000);
+  assert_int_equal(m->segments[1].size, 0x2000);
+  assert_int_equal(m->segments[1].offset, 0x1000);
+  assert_int_equal(m->load_epoch, 1);
+  assert_int_equal(m->unload_epoch, UINT32_MAX);
+  assert_int_equal(e[4].kind, HH_EV_STACK);
+  assert_int_equal(e[5].u.stack.parent, 1);
+  assert_int_equal(e[5].u.stack.ip, 0x401200);
+
+  const hh_event *a = &e[7];
+  assert_int_equal(a->kind, HH_EV_ALLOC);
+  assert_int_equal(a->fn, 0);
+  assert_int_equal(a->thread, 1);
+  assert_int_equal(a->time, 1000);
+  assert_int_equal(a->addr, 0x10000);
+  assert_int_equal(a->size, 100);
+  assert_int_equal(a->weight, 100);
+  assert_int_equal(a->stack, 2);
+  assert_int_equal(a->align, 0);
+  assert_int_equal(e[8].fn, 4);
+  assert_int_equal(e[8].align, 64);
+  assert_int_equal(e[8].addr, 0x20000);
+  assert_int_equal(e[9].kind, HH_EV_REALLOC);
+  assert_int_equal(e[9].old_addr, 0x10000);
+  assert_int_equal(e[9].addr, 0x30000);
+  assert_int_equal(e[9].size, 200);
+  assert_int_equal(e[9].time, 2000);
+  assert_int_equal(e[10].kind, HH_EV_FREE);
+  assert_int_equal(e[10].addr, 0x30000);
+  assert_int_equal(e[10].fn, 9);
+  assert_int_equal(e[11].kind, HH_EV_ALLOC);
+  assert_int_equal(e[11].addr, 0x8000);
+  assert_int_equal(e[11].thread, 2);
+  assert_int_equal(e[12].kind, HH_EV_MARKER);
+  assert_string_equal(e[12].u.marker, "phase 2");
+  assert_int_equal(e[12].time, 1300);
+  assert_int_equal(e[13].kind, HH_EV_RSS);
+  assert_int_equal(e[13].u.rss, 1 << 20);
+  assert_int_equal(e[14].addr, 0x8000);
+  assert_int_equal(e[15].kind, HH_EV_END);
+  assert_int_equal(e[15].time, 4000);
+
+  /* tables */
+  assert_int_equal(hh_reader_stack_count(r), 3);
+  assert_int_equal(hh_reader_stack(r, 2)->depth, 2);
+  assert_int_equal(hh_reader_stack(r, 2)->epoch, 1);
+  assert_null(hh_reader_stack(r, 4));
+  assert_int_equal(hh_reader_thread_count(r), 2);
+  assert_string_equal(hh_reader_thread(r, 2)->name, "worker");
+  assert_null(hh_reader_thread(r, 3));
+  assert_int_equal(hh_reader_module_count(r), 1);
+  free(l);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
+static void test_roundtrip_raw(void **state) {
+  (void)state;
+  check_small_roundtrip(HH_CHUNK_RAW);
+}
+static void test_roundtrip_zstd(void **state) {
+  (void)state;
+  check_small_roundtrip(HH_CHUNK_ZSTD);
+}
+
+static void test_merge_orders_by_time_then_thread(void **state) {
+  (void)state;
+  tb b;
+  build_small(&b, HH_CHUNK_ZSTD);
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  evlist *l = merge_all(r, 0);
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
+  /* definitions first (as their chunks are read), then timed events sorted */
+  uint64_t last = 0;
+  size_t timed = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    hh_ev_kind k = l->ev[i].kind;
+    if (k == HH_EV_ALLOC || k == HH_EV_FREE || k == HH_EV_REALLOC || k == HH_EV_RSS || k == HH_EV_MARKER) {
+      assert_true(l->ev[i].time >= last);
+      last = l->ev[i].time;
+      timed++;
+    }
+  }
+  assert_int_equal(timed, 8);
+  assert_int_equal(l->ev[l->n - 1].kind, HH_EV_END);
+  assert_int_equal(count_kind(l, HH_EV_STACK), 3);
+  free(l);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
+/* Thread 2's chunk is written after thread 1's although its events are
+ * interleaved with them; equal times go to the lower thread index. */
+static void test_merge_interleaved_chunks(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 3, 10);
+  for (uint64_t t = 10; t <= 100; t += 10) tb_alloc(&b, 0, t, 0x1000 + t, t, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 2, 5);
+  for (uint64_t t = 5; t <= 105; t += 10) tb_alloc(&b, 0, t, 0x9000 + t, t, 0, 0);
+  tb_alloc(&b, 0, 105, 0xa000, 1, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_ZSTD);
+  tb_chunk_begin(&b, 3, 105);
+  tb_alloc(&b, 0, 105, 0xb000, 2, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 200);
+  tb_end(&b, 200, 24);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  hh_merge *m = hh_merge_new(r, 0);
+  hh_event ev;
+  uint64_t last = 0;
+  uint32_t last_thread = 0;
+  size_t n = 0;
+  while (hh_merge_next(m, &ev)) {
+    if (ev.kind == HH_EV_END) break;
+    assert_int_equal(ev.kind, HH_EV_ALLOC);
+    assert_true(ev.time > last || (ev.time == last && ev.thread >= last_thread));
+    last = ev.time;
+    last_thread = ev.thread;
+    n++;
+  }
+  assert_int_equal(n, 10 + 11 + 1 + 1);
+  assert_int_equal(ev.kind, HH_EV_END);
+  assert_int_equal(hh_merge_late(m), 0);
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
+  hh_merge_free(m);
+  hh_reader_close(r);
+
+  /* A window of one byte holds one chunk at a time: thread 2's events
+   * earlier than thread 3's last are late, and counted. */
+  r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  m = hh_merge_new(r, 1);
+  n = 0;
+  while (hh_merge_next(m, &ev)) n++;
+  assert_int_equal(n, 24);
+  assert_true(hh_merge_late(m) > 0);
+  hh_merge_free(m);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
+static void expect_open_error(const void *data, size_t n, const char *want) {
+  char err[256] = "";
+  hh_reader *r = hh_reader_open_mem(data, n, err, sizeof err);
+  assert_null(r);
+  if (!strstr(err, want)) fail_msg("message \"%s\" lacks \"%s\"", err, want);
+}
+
+static void test_header_refusals(void **state) {
+  (void)state;
+  expect_open_error("", 0, "not a heaphook trace");
+  expect_open_error("hello world, this is text", 25, "not a heaphook trace");
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  expect_open_error(b.buf, 40, "truncated header (40 of 64 bytes)");
+  expect_open_error(b.buf, 8, "truncated header (8 of 64 bytes)");
+  hh_trace_header h;
+  memcpy(&h, b.buf, sizeof h);
+  h.version = 7;
+  expect_open_error(&h, sizeof h, "trace format version 7 is newer than this heaphook reads (1)");
+  h.version = 0;
+  expect_open_error(&h, sizeof h, "version 0");
+  h.version = 1;
+  h.ticks_per_second = 0;
+  expect_open_error(&h, sizeof h, "0 ticks per second");
+  tb_free_all(&b);
+
+  char err[256];
+  assert_null(hh_reader_open("/nonexistent/x.hhtrace", err, sizeof err));
+  assert_string_equal(err, "cannot open /nonexistent/x.hhtrace: No such file or directory");
+  assert_null(hh_reader_open("/", err, sizeof err));
+  assert_non_null(strstr(err, "is a directory"));
+}
+
+/* A header alone: no chunks, no end. */
+static void test_header_only_has_no_end(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  hh_event ev;
+  assert_int_equal(hh_reader_next(r, &ev), 0);
+  assert_int_equal(hh_reader_status(r), HH_READ_NO_END);
+  assert_non_null(strstr(hh_reader_message(r), "no end record after 0 chunks"));
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
+/* Cut the trace at every byte: never a crash; a cut inside a chunk is "cut
+ * short after N chunks" with exactly the events of the N whole chunks; a cut
+ * between chunks is "no end"; the whole file reads OK. Both readers. */
+static void check_cut_everywhere(uint32_t enc, int merged) {
+  tb b;
+  build_small(&b, enc);
+  /* chunk boundaries and events per chunk, from a full read */
+  size_t bounds[8], nb = 0;
+  {
+    size_t off = HH_TRACE_HEADER_BYTES;
+    bounds[nb++] = off;
+    while (off < b.len) {
+      uint32_t stored;
+      memcpy(&stored, b.buf + off + 8, 4);
+      off += HH_CHUNK_HEADER_BYTES + stored;
+      bounds[nb++] = off;
+    }
+    assert_int_equal(off, b.len);
+  }
+  const size_t events_before[] = {0, 0, 4, 6, 6}; /* alloc/free/realloc events in chunks [0, i) */
+  for (size_t cut = 0; cut <= b.len; cut++) {
+    uint8_t *copy = malloc(cut ? cut : 1); /* exact size: ASan sees any overread */
+    memcpy(copy, b.buf, cut);
+    char err[256];
+    hh_reader *r = hh_reader_open_mem(copy, cut, err, sizeof err);
+    if (cut < HH_TRACE_HEADER_BYTES) {
+      assert_null(r);
+      assert_non_null(strstr(err, cut < 8 ? "not a heaphook trace" : "truncated header"));
+      free(copy);
+      continue;
+    }
+    assert_non_null(r);
+    evlist *l = merged ? merge_all(r, 0) : read_all(r);
+    size_t whole = 0;
+    while (whole + 1 < nb && bounds[whole + 1] <= cut) whole++;
+    size_t events = count_kind(l, HH_EV_ALLOC) + count_kind(l, HH_EV_FREE) + count_kind(l, HH_EV_REALLOC);
+    assert_int_equal(events, events_before[whole]);
+    assert_int_equal(hh_reader_chunks(r), whole);
+    if (cut == b.len) {
+      assert_int_equal(hh_reader_status(r), HH_READ_OK);
+    } else if (cut == bounds[whole]) {
+      assert_int_equal(hh_reader_status(r), HH_READ_NO_END);
+    } else {
+      assert_int_equal(hh_reader_status(r), HH_READ_CUT_SHORT);
+      char want[128];
+      snprintf(want, sizeof want, "trace cut short after %zu chunks; the rest of the run is missing", whole);
+      assert_string_equal(hh_reader_message(r), want);
+    }
+    free(l);
+    hh_reader_close(r);
+    free(copy);
+  }
+  tb_free_all(&b);
+}
+
+static void test_cut_at_every_byte_raw(void **state) {
+  (void)state;
+  check_cut_everywhere(HH_CHUNK_RAW, 0);
+  check_cut_everywhere(HH_CHUNK_RAW, 1);
+}
+static void test_cut_at_every_byte_zstd(void **state) {
+  (void)state;
+  check_cut_everywhere(HH_CHUNK_ZSTD, 0);
+  check_cut_everywhere(HH_CHUNK_ZSTD, 1);
+}
+
+/* Flip each bit of every byte after the header: never a crash; a flip in a
+ * payload is a checksum mismatch ("damaged"), reported with the offset of
+ * its chunk. */
+static void check_flips(uint32_t enc) {
+  tb b;
+  build_small(&b, enc);
+  uint8_t *copy = malloc(b.len);
+  for (size_t i = HH_TRACE_HEADER_BYTES; i < b.len; i++) {
+    for (int bit = 0; bit < 8; bit++) {
+      memcpy(copy, b.buf, b.len);
+      copy[i] ^= (uint8_t)(1u << bit);
+      hh_reader *r = hh_reader_open_mem(copy, b.len, NULL, 0);
+      assert_non_null(r);
+      evlist *l = read_all(r);
+      free(l);
+      hh_read_status st = hh_reader_status(r);
+      hh_reader_close(r);
+      r = hh_reader_open_mem(copy, b.len, NULL, 0);
+      l = merge_all(r, 0);
+      free(l);
+      assert_int_equal(hh_reader_status(r), st);
+      hh_reader_close(r);
+      /* which chunk, and is the byte in its payload? */
+      size_t off = HH_TRACE_HEADER_BYTES;
+      for (;;) {
+        uint32_t stored;
+        memcpy(&stored, b.buf + off + 8, 4);
+        size_t next = off + HH_CHUNK_HEADER_BYTES + stored;
+        if (i < next) {
+          if (i >= off + HH_CHUNK_HEADER_BYTES || (i >= off && i < off + 4) ||
+              (i >= off + 16 && i < off + 20))
+            assert_int_equal(st, HH_READ_DAMAGED); /* payload, magic, checksum */
+          break;
+        }
+        off = next;
+      }
+    }
+  }
+  free(copy);
+  tb_free_all(&b);
+}
+
+static void test_flipped_bits_raw(void **state) {
+  (void)state;
+  check_flips(HH_CHUNK_RAW);
+}
+static void test_flipped_bits_zstd(void **state) {
+  (void)state;
+  check_flips(HH_CHUNK_ZSTD);
+}
+
+/* One chunk whose payload is made by fill(); returns the status after
+ * reading everything, the events handed out in *nev, the message in msg. */
+static hh_read_status read_one_chunk(void (*fill)(tb *), uint32_t enc, size_t *nev, char *msg,
+                                     size_t msg_size) {
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 1, 0);
+  fill(&b);
+  tb_chunk_end(&b, enc);
+  hh_read_status st[2];
+  for (int merged = 0; merged < 2; merged++) {
+    hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+    /* a one-byte window: the merge holds one chunk at a time (a chunk cut
+     * at its damage once made the window never empty: a hang) */
+    evlist *l = merged ? merge_all(r, 1) : read_all(r);
+    if (!merged) *nev = l->n;
+    free(l);
+    st[merged] = hh_reader_status(r);
+    if (!merged) snprintf(msg, msg_size, "%s", hh_reader_message(r));
+    hh_reader_close(r);
+  }
+  assert_int_equal(st[0], st[1]);
+  tb_free_all(&b);
+  return st[0];
+}
+
+static void fill_unknown_type(tb *b) {
+  tb_alloc(b, 0, 5, 0x1000, 8, 0, 0);
+  uint8_t t = 0x50;
+  tb_bytes(b, &t, 1);
+  tb_alloc(b, 0, 6, 0x2000, 8, 0, 0);
+}
+static void fill_alloc_with_free_fn(tb *b) {
+  uint8_t t = HH_REC_ALLOC + 9;
+  tb_bytes(b, &t, 1);
+  tb_varint(b, 0);
+  tb_varint(b, 0);
+}
+static void fill_long_varint(tb *b) {
+  uint8_t t[12] = {HH_REC_ALLOC, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+  tb_bytes(b, t, sizeof t);
+}
+static void fill_truncated_record(tb *b) {
+  uint8_t t[3] = {HH_REC_ALLOC, 0x01, 0x02};
+  tb_bytes(b, t, sizeof t);
+}
+static void fill_huge_string(tb *b) {
+  uint8_t t = HH_REC_THREAD;
+  tb_bytes(b, &t, 1);
+  tb_varint(b, 1);
+  tb_varint(b, 2);
+  tb_varint(b, 1ull << 40);
+  tb_bytes(b, "abc", 3);
+}
+static void fill_huge_segments(tb *b) {
+  uint8_t t = HH_REC_MODULE_LOAD;
+  tb_bytes(b, &t, 1);
+  tb_varint(b, 0x1000);
+  tb_varint(b, 1);
+  tb_bytes(b, "x", 1);
+  tb_varint(b, 0);
+  tb_varint(b, UINT64_MAX);
+}
+static void fill_huge_argc(tb *b) {
+  uint8_t t = HH_REC_COMMAND;
+  tb_bytes(b, &t, 1);
+  tb_varint(b, 1ull << 62);
+  tb_bytes(b, "\x01x", 2);
+}
+static void fill_undefined_stack(tb *b) { tb_alloc(b, 0, 5, 0x1000, 8, 77, 0); }
+static void fill_undefined_parent(tb *b) { tb_stack(b, 1, 5, 0x1234); }
+static void fill_stack_twice(tb *b) {
+  tb_stack(b, 1, 0, 0x1234);
+  tb_stack(b, 1, 0, 0x1235);
+}
+static void fill_dangling_weight(tb *b) { tb_weight(b, 100); }
+static void fill_weight_before_free(tb *b) {
+  tb_alloc(b, 0, 5, 0x1000, 8, 0, 0);
+  tb_weight(b, 100);
+  tb_free(b, 9, 6, 0x1000);
+}
+
+static void test_damaged_records(void **state) {
+  (void)state;
+  static const struct {
+    void (*fill)(tb *);
+    const char *what;
+    size_t events;
+  } cases[] = {
+      {fill_unknown_type, "unknown record type 0x50", 1},
+      {fill_alloc_with_free_fn, "unknown record type 0x19", 0},
+      {fill_long_varint, "varint longer than 10 bytes in record 0x10", 0},
+      {fill_truncated_record, "runs past the end of its chunk", 0},
+      {fill_huge_string, "string in record 0x41 runs past the end of its chunk", 0},
+      {fill_huge_segments, "segments runs past the end", 0},
+      {fill_huge_argc, "arguments runs past the end", 0},
+      {fill_undefined_stack, "stack id 77 used before it was defined", 0},
+      {fill_undefined_parent, "undefined parent 5", 0},
+      {fill_stack_twice, "stack id 1 defined twice", 1},
+      {fill_dangling_weight, "sample weight not followed by an allocation", 0},
+      {fill_weight_before_free, "sample weight not followed by an allocation", 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    for (uint32_t enc = 0; enc < 2; enc++) {
+      size_t nev;
+      char msg[320];
+      hh_read_status st = read_one_chunk(cases[i].fill, enc, &nev, msg, sizeof msg);
+      assert_int_equal(st, HH_READ_DAMAGED);
+      if (!strstr(msg, cases[i].what) || strncmp(msg, "trace damaged at byte offset ", 29) != 0)
+        fail_msg("case %zu: \"%s\" lacks \"%s\"", i, msg, cases[i].what);
+      assert_int_equal(nev, cases[i].events);
+    }
+  }
+  /* in a raw chunk the offset is the record's own: header 64 + chunk
+   * header 24 + CHUNK_TIME (2 bytes) + the first ALLOC (6 bytes) */
+  size_t nev;
+  char msg[320];
+  read_one_chunk(fill_unknown_type, HH_CHUNK_RAW, &nev, msg, sizeof msg);
+  assert_string_equal(msg, "trace damaged at byte offset 96: unknown record type 0x50 (chunk 0)");
+}
+
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+static void test_damaged_chunk_headers(void **state) {
+  (void)state;
+  tb b;
+  build_small(&b, HH_CHUNK_ZSTD);
+  uint8_t *copy = malloc(b.len);
+  size_t c0 = HH_TRACE_HEADER_BYTES;
+  static const struct {
+    size_t field;
+    uint32_t value;
+    hh_read_status st;
+    const char *what;
+  } cases[] = {
+      {4, 7, HH_READ_DAMAGED, "unknown chunk encoding 7"},
+      {12, HH_CHUNK_MAX_DECODED + 1, HH_READ_DAMAGED, "impossible chunk sizes"},
+      {8, 0xffffffffu, HH_READ_DAMAGED, "impossible chunk sizes"},
+      {8, 1000000, HH_READ_CUT_SHORT, "cut short after 0 chunks"},
+      {12, 3, HH_READ_DAMAGED, "does not decompress"},
+      {16, 0, HH_READ_DAMAGED, "checksum mismatch in chunk 0"},
+      {0, 0x4b434849, HH_READ_DAMAGED, "trace damaged at byte offset 64: bad chunk magic"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    memcpy(copy, b.buf, b.len);
+    put32(copy + c0 + cases[i].field, cases[i].value);
+    hh_reader *r = hh_reader_open_mem(copy, b.len, NULL, 0);
+    evlist *l = read_all(r);
+    assert_int_equal(l->n, 0);
+    free(l);
+    assert_int_equal(hh_reader_status(r), cases[i].st);
+    if (!strstr(hh_reader_message(r), cases[i].what))
+      fail_msg("case %zu: \"%s\" lacks \"%s\"", i, hh_reader_message(r), cases[i].what);
+    hh_reader_close(r);
+  }
+  /* a raw chunk whose stored and decoded sizes differ */
+  tb_free_all(&b);
+  build_small(&b, HH_CHUNK_RAW);
+  free(copy);
+  copy = malloc(b.len);
+  memcpy(copy, b.buf, b.len);
+  put32(copy + c0 + 12, 5);
+  hh_reader *r = hh_reader_open_mem(copy, b.len, NULL, 0);
+  free(read_all(r));
+  assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
+  hh_reader_close(r);
+  free(copy);
+  tb_free_all(&b);
+}
+
+/* Stack ids that are not 1, 2, 3...: the index map takes over. */
+static void test_sparse_stack_ids(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, HH_TRACE_FLAG_STACKS, 1000000000u);
+  tb_chunk_begin(&b, 0, 0);
+  tb_stack(&b, 1, 0, 0x10);
+  tb_stack(&b, 2, 1, 0x20);
+  tb_stack(&b, 1ull << 60, 2, 0x30);
+  tb_stack(&b, 5, 1ull << 60, 0x40);
+  for (uint64_t i = 0; i < 2000; i++) tb_stack(&b, 1000000 + i * 7, i ? 1000000 + (i - 1) * 7 : 5, i);
+  tb_alloc(&b, 0, 1, 0x100, 1, 1ull << 60, 0);
+  tb_end(&b, 2, 1);
+  tb_chunk_end(&b, HH_CHUNK_ZSTD);
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  evlist *l = read_all(r);
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
+  assert_int_equal(hh_reader_stack_count(r), 2004);
+  const hh_stack_node *n = hh_reader_stack(r, 5);
+  assert_non_null(n);
+  assert_int_equal(n->depth, 4);
+  assert_int_equal(n->parent, 1ull << 60);
+  assert_int_equal(hh_reader_stack_index(r, 1ull << 60), 3);
+  assert_int_equal(hh_reader_stack_at(r, 3)->ip, 0x30);
+  assert_int_equal(hh_reader_stack(r, 1000000 + 1999 * 7)->depth, 2004);
+  assert_null(hh_reader_stack(r, 3));
+  assert_int_equal(hh_reader_stack_index(r, 0), 0);
+  free(l);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
+static void test_sampled_weights_and_clock(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, HH_TRACE_FLAG_SAMPLED, 1000000u); /* microsecond ticks */
+  tb_chunk_begin(&b, 1, 3);
+  tb_weight(&b, 524288);
+  tb_alloc(&b, 0, 3, 0x1000, 16, 0, 0);
+  tb_alloc(&b, 0, 4, 0x2000, 1 << 20, 0, 0); /* big: no weight record */
+  tb_weight(&b, 600000);
+  tb_realloc(&b, 2, 5, 0x1000, 0x3000, 32, 0);
+  tb_free(&b, 9, 7, 0x2000);
+  tb_end(&b, 9, 4);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  evlist *l = read_all(r);
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
+  assert_int_equal(l->n, 5);
+  assert_int_equal(l->ev[0].weight, 524288);
+  assert_int_equal(l->ev[0].time, 3000);
+  assert_int_equal(l->ev[1].weight, 1 << 20);
+  assert_int_equal(l->ev[2].weight, 600000);
+  assert_int_equal(l->ev[2].time, 5000);
+  assert_int_equal(l->ev[3].weight, 0);
+  assert_int_equal(l->ev[4].time, 9000);
+  assert_int_equal(hh_reader_ticks_to_ns(r, 7), 7000);
+  assert_int_equal(hh_reader_ticks_to_ns(r, 1ull << 62), UINT64_MAX); /* saturates */
+  free(l);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
+static void test_modules_epochs_and_renames(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, HH_TRACE_FLAG_STACKS, 1000000000u);
+  tb_chunk_begin(&b, 0, 0);
+  tb_segment seg = {0x7000, 0x1000, 0};
+  tb_module(&b, 0x7000, "/lib/a.so", "aa", 1, &seg);
+  tb_stack(&b, 1, 0, 0x7010);
+  tb_unload(&b, 0x7000);
+  tb_unload(&b, 0x9999); /* nothing there: not an error */
+  tb_module(&b, 0x7000, "/lib/b.so", "", 1, &seg);
+  tb_stack(&b, 2, 0, 0x7010);
+  tb_thread(&b, 1, 10, "main");
+  tb_thread(&b, 1, 10, "renamed");
+  tb_end(&b, 1, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  evlist *l = read_all(r);
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
+  const hh_trace_module *a = hh_reader_module(r, 0), *bm = hh_reader_module(r, 1);
+  assert_int_equal(a->load_epoch, 1);
+  assert_int_equal(a->unload_epoch, 2);
+  assert_int_equal(bm->load_epoch, 3);
+  assert_int_equal(bm->unload_epoch, UINT32_MAX);
+  assert_int_equal(hh_reader_stack(r, 1)->epoch, 1);
+  assert_int_equal(hh_reader_stack(r, 2)->epoch, 3);
+  assert_ptr_equal(l->ev[2].u.module, a);
+  assert_null(l->ev[3].u.module);
+  assert_int_equal(hh_reader_thread_count(r), 1);
+  assert_string_equal(hh_reader_thread(r, 1)->name, "renamed");
+  assert_string_equal(l->ev[6].u.thread->name, "main"); /* still valid */
+  free(l);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
+static void test_read_from_file(void **state) {
+  (void)state;
+  tb b;
+  build_small(&b, HH_CHUNK_ZSTD);
+  char path[] = "/tmp/hh_reader_test_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, b.buf, b.len - 5), (ssize_t)(b.len - 5));
+  close(fd);
+  char err[256];
+  hh_reader *r = hh_reader_open(path, err, sizeof err);
+  assert_non_null(r);
+  assert_int_equal(hh_reader_file_size(r), b.len - 5);
+  evlist *l = read_all(r);
+  assert_int_equal(hh_reader_status(r), HH_READ_CUT_SHORT);
+  assert_string_equal(hh_reader_message(r), "trace cut short after 3 chunks; the rest of the run is missing");
+  assert_int_equal(count_kind(l, HH_EV_ALLOC), 3);
+  free(l);
+  hh_reader_close(r);
+  unlink(path);
+  tb_free_all(&b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_roundtrip_raw),
+      cmocka_unit_test(test_roundtrip_zstd),
+      cmocka_unit_test(test_merge_orders_by_time_then_thread),
+      cmocka_unit_test(test_merge_interleaved_chunks),
+      cmocka_unit_test(test_header_refusals),
+      cmocka_unit_test(test_header_only_has_no_end),
+      cmocka_unit_test(test_cut_at_every_byte_raw),
+      cmocka_unit_test(test_cut_at_every_byte_zstd),
+      cmocka_unit_test(test_flipped_bits_raw),
+      cmocka_unit_test(test_flipped_bits_zstd),
+      cmocka_unit_test(test_damaged_records),
+      cmocka_unit_test(test_damaged_chunk_headers),
+      cmocka_unit_test(test_sparse_stack_ids),
+      cmocka_unit_test(test_sampled_weights_and_clock),
+      cmocka_unit_test(test_modules_epochs_and_renames),
+      cmocka_unit_test(test_read_from_file),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,286 @@
+/* Symbolizer tests on this very program (built with -g): function names,
+ * file:line, an inlined frame, a demangled C++ name, allocator frames
+ * folded, an address in no module, a binary changed since the recording.
+ * The module list is made as the tracer makes it: dl_iterate_phdr, the
+ * GNU build-id note, the PT_LOAD segments. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sym_target.h"
+#include "symbolize/symbolize.h"
+#include "trace_builder.h"
+
+#define MAX_MODULES 64
+
+typedef struct fake_module {
+  char path[512];
+  char build_id[129];
+  uint64_t base;
+  unsigned nseg;
+  tb_segment segs[16];
+} fake_module;
+
+static fake_module modules[MAX_MODULES];
+static unsigned nmodules;
+
+static void hex(const uint8_t *p, size_t n, char *out) {
+  for (size_t i = 0; i < n && i < 64; i++) sprintf(out + 2 * i, "%02x", p[i]);
+}
+
+static int collect(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  (void)arg;
+  if (nmodules == MAX_MODULES) return 0;
+  fake_module *m = &modules[nmodules];
+  memset(m, 0, sizeof *m);
+  if (info->dlpi_name[0] == 0) {
+    ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
+    if (n <= 0) return 0;
+    m->path[n] = 0;
+  } else if (info->dlpi_name[0] == '/') {
+    snprintf(m->path, sizeof m->path, "%s", info->dlpi_name);
+  } else {
+    return 0; /* the vDSO */
+  }
+  m->base = info->dlpi_addr;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type == PT_LOAD && m->nseg < 16)
+      m->segs[m->nseg++] = (tb_segment){info->dlpi_addr + ph->p_vaddr, ph->p_memsz, ph->p_offset};
+    if (ph->p_type == PT_NOTE) {
+      const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+      while (p + sizeof(ElfW(Nhdr)) <= end) {
+        const ElfW(Nhdr) *nh = (const void *)p;
+        const uint8_t *name = p + sizeof *nh, *desc = name + ((nh->n_namesz + 3) & ~3u);
+        if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0)
+          hex(desc, nh->n_descsz, m->build_id);
+        p = desc + ((nh->n_descsz + 3) & ~3u);
+      }
+    }
+  }
+  nmodules++;
+  return 0;
+}
+
+static void add_all(hh_symbolizer *s, const char *main_build_id) {
+  for (unsigned i = 0; i < nmodules; i++) {
+    hh_trace_segment segs[16];
+    for (unsigned j = 0; j < modules[i].nseg; j++)
+      segs[j] =
+          (hh_trace_segment){modules[i].segs[j].start, modules[i].segs[j].size, modules[i].segs[j].offset};
+    hh_trace_module m = {.index = i,
+                         .base = modules[i].base,
+                         .path = modules[i].path,
+                         .build_id = i == 0 && main_build_id ? main_build_id : modules[i].build_id,
+                         .nsegments = modules[i].nseg,
+                         .segments = segs,
+                         .load_epoch = 1,
+                         .unload_epoch = UINT32_MAX};
+    hh_sym_add_module(s, &m);
+  }
+}
+
+static int setup(void **state) {
+  (void)state;
+  nmodules = 0;
+  dl_iterate_phdr(collect, NULL);
+  return nmodules > 0 ? 0 : -1;
+}
+
+static char warnings[4096];
+static int nwarnings;
+static void on_warn(void *arg, const char *msg) {
+  (void)arg;
+  nwarnings++;
+  strncat(warnings, msg, sizeof warnings - strlen(warnings) - 2);
+  strcat(warnings, "\n");
+}
+
+static void expect_frame(const hh_frame *f, const char *function, const char *file_suffix, int line) {
+  if (!f->function || strcmp(f->function, function) != 0)
+    fail_msg("function \"%s\", want \"%s\"", f->function ? f->function : "(null)", function);
+  size_t n = f->file ? strlen(f->file) : 0, k = strlen(file_suffix);
+  if (n < k || strcmp(f->file + n - k, file_suffix) != 0)
+    fail_msg("file \"%s\", want ...%s", f->file ? f->file : "(null)", file_suffix);
+  assert_int_equal(f->line, line);
+}
+
+static void test_function_file_line(void **state) {
+  (void)state;
+  hh_symbolizer *s = hh_sym_new(on_warn, NULL);
+  add_all(s, NULL);
+  void *ip = sym_plain_caller();
+  const hh_frame *f;
+  size_t n = hh_sym_ip(s, (uint64_t)(uintptr_t)ip, UINT32_MAX, &f);
+  assert_int_equal(n, 1);
+  expect_frame(&f[0], "sym_plain_caller", "sym_target.c", sym_plain_line);
+  assert_false(f[0].inlined);
+  assert_false(f[0].allocator);
+  assert_non_null(strstr(f[0].module, "test_symbolize"));
+  /* cached: the same array */
+  const hh_frame *again;
+  assert_int_equal(hh_sym_ip(s, (uint64_t)(uintptr_t)ip, UINT32_MAX, &again), 1);
+  assert_ptr_equal(again, f);
+  hh_sym_free(s);
+}
+
+static void test_inlined_frame(void **state) {
+  (void)state;
+  hh_symbolizer *s = hh_sym_new(on_warn, NULL);
+  add_all(s, NULL);
+  void *ip = sym_outer_with_inline();
+  const hh_frame *f;
+  size_t n = hh_sym_ip(s, (uint64_t)(uintptr_t)ip, UINT32_MAX, &f);
+  assert_int_equal(n, 2);
+  expect_frame(&f[0], "sym_inlined_helper", "sym_target.c", sym_inline_line);
+  assert_true(f[0].inlined);
+  expect_frame(&f[1], "sym_outer_with_inline", "sym_target.c", sym_outer_line);
+  assert_false(f[1].inlined);
+  hh_sym_free(s);
+}
+
+static void test_cxx_name_demangled(void **state) {
+  (void)state;
+  hh_symbolizer *s = hh_sym_new(on_warn, NULL);
+  add_all(s, NULL);
+  void *ip = sym_cxx_caller();
+  const hh_frame *f;
+  size_t n = hh_sym_ip(s, (uint64_t)(uintptr_t)ip, UINT32_MAX, &f);
+  assert_int_equal(n, 1);
+  expect_frame(&f[0], "hhtest::Widget::make(int)", "sym_target_cxx.cpp", sym_cxx_line);
+  char *d = hh_sym_demangle("_ZN6hhtest6Widget4makeEi");
+  assert_string_equal(d, "hhtest::Widget::make(int)");
+  free(d);
+  assert_null(hh_sym_demangle("main"));
+  assert_null(hh_sym_demangle("_Zgarbage"));
+  hh_sym_free(s);
+}
+
+static void test_unknown_address(void **state) {
+  (void)state;
+  hh_symbolizer *s = hh_sym_new(on_warn, NULL);
+  add_all(s, NULL);
+  const hh_frame *f;
+  assert_int_equal(hh_sym_ip(s, 0x10, UINT32_MAX, &f), 1);
+  assert_null(f[0].function);
+  assert_null(f[0].module);
+  assert_int_equal(f[0].ip, 0x10);
+  hh_sym_free(s);
+}
+
+static void test_changed_binary_reported_once(void **state) {
+  (void)state;
+  warnings[0] = 0;
+  nwarnings = 0;
+  hh_symbolizer *s = hh_sym_new(on_warn, NULL);
+  add_all(s, "00112233445566778899aabbccddeeff00112233");
+  const hh_frame *f;
+  assert_int_equal(hh_sym_ip(s, (uint64_t)(uintptr_t)sym_plain_caller(), UINT32_MAX, &f), 1);
+  assert_null(f[0].function);
+  assert_non_null(f[0].module);
+  hh_sym_ip(s, (uint64_t)(uintptr_t)sym_outer_with_inline(), UINT32_MAX, &f);
+  assert_int_equal(nwarnings, 1);
+  assert_non_null(strstr(warnings, "has changed since the recording (build-id differs)"));
+  hh_sym_free(s);
+
+  /* a module file that is gone */
+  warnings[0] = 0;
+  nwarnings = 0;
+  s = hh_sym_new(on_warn, NULL);
+  hh_trace_segment seg = {0x100000, 0x1000, 0};
+  hh_trace_module m = {.path = "/nonexistent/libgone.so",
+                       .build_id = "",
+                       .base = 0x100000,
+                       .nsegments = 1,
+                       .segments = &seg,
+                       .load_epoch = 1,
+                       .unload_epoch = UINT32_MAX};
+  hh_sym_add_module(s, &m);
+  hh_sym_ip(s, 0x100010, UINT32_MAX, &f);
+  hh_sym_ip(s, 0x100020, UINT32_MAX, &f);
+  assert_int_equal(nwarnings, 1);
+  assert_non_null(strstr(warnings, "cannot read /nonexistent/libgone.so"));
+  assert_string_equal(f[0].module, "/nonexistent/libgone.so");
+  assert_int_equal(f[0].module_offset, 0x20);
+  hh_sym_free(s);
+}
+
+/* A trace whose stack is [hh__test_fake_alloc <- sym_plain_caller]: folding
+ * drops the first; the module list comes from the reader. */
+static void test_stack_folding_through_reader(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, HH_TRACE_FLAG_STACKS, 1000000000u);
+  tb_chunk_begin(&b, 0, 0);
+  for (unsigned i = 0; i < nmodules; i++)
+    tb_module(&b, modules[i].base, modules[i].path, modules[i].build_id, modules[i].nseg, modules[i].segs);
+  uint64_t outer = (uint64_t)(uintptr_t)sym_plain_caller();
+  uint64_t inner = (uint64_t)(uintptr_t)hh__test_fake_alloc();
+  tb_stack(&b, 1, 0, outer);
+  tb_stack(&b, 2, 1, inner);
+  tb_stack(&b, 3, 0, inner);
+  tb_end(&b, 1, 0);
+  tb_chunk_end(&b, HH_CHUNK_ZSTD);
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  hh_event ev;
+  while (hh_reader_next(r, &ev)) {
+  }
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
+  hh_symbolizer *s = hh_sym_new(on_warn, NULL);
+  const hh_frame *out[8];
+  size_t n = hh_sym_stack(s, r, 2, 0, out, 8);
+  assert_int_equal(n, 2);
+  expect_frame(out[0], "hh__test_fake_alloc", "sym_target.c", sym_alloc_line);
+  assert_true(out[0]->allocator);
+  n = hh_sym_stack(s, r, 2, HH_SYM_FOLD, out, 8);
+  assert_int_equal(n, 1);
+  expect_frame(out[0], "sym_plain_caller", "sym_target.c", sym_plain_line);
+  /* nothing but allocator frames: kept */
+  assert_int_equal(hh_sym_stack(s, r, 3, HH_SYM_FOLD, out, 8), 1);
+  assert_int_equal(hh_sym_stack(s, r, 99, HH_SYM_FOLD, out, 8), 0);
+  assert_int_equal(hh_sym_stack(s, r, 2, 0, out, 1), 1);
+  assert_int_equal(hh_sym_stack(s, r, 2, HH_SYM_FOLD, out, 1), 1);
+  expect_frame(out[0], "sym_plain_caller", "sym_target.c", sym_plain_line);
+  hh_sym_free(s);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
+static void test_allocator_names(void **state) {
+  (void)state;
+  assert_true(hh_sym_is_allocator_function("malloc"));
+  assert_true(hh_sym_is_allocator_function("operator new(unsigned long)"));
+  assert_true(hh_sym_is_allocator_function("operator new[](unsigned long, std::align_val_t)"));
+  assert_true(hh_sym_is_allocator_function("operator delete(void*, unsigned long)"));
+  assert_true(hh_sym_is_allocator_function("hh__malloc"));
+  assert_false(hh_sym_is_allocator_function("mallocator"));
+  assert_false(hh_sym_is_allocator_function("main"));
+  assert_false(hh_sym_is_allocator_function(NULL));
+  assert_true(hh_sym_is_heaphook_module("/x/build/src/libheaphook.so"));
+  assert_true(hh_sym_is_heaphook_module("libpreloaded_heaptrack.so"));
+  assert_false(hh_sym_is_heaphook_module("/usr/lib/libc.so.6"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_function_file_line),
+      cmocka_unit_test(test_inlined_frame),
+      cmocka_unit_test(test_cxx_name_demangled),
+      cmocka_unit_test(test_unknown_address),
+      cmocka_unit_test(test_changed_binary_reported_once),
+      cmocka_unit_test(test_stack_folding_through_reader),
+      cmocka_unit_test(test_allocator_names),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,157 @@
+#!/bin/sh
+# End-to-end tests of `heaphook plot`, `flame` and `export` on a traced
+# program whose allocations are known (named_allocs.c):
+#   render_test.sh CASE HEAPHOOK NAMED_ALLOCS WORKDIR
+# Each output is checked by what reads it: python3's xml and json modules
+# (check_outputs.py), ms_print, protoc --decode_raw, pdftotext.
+set -u
+case_name=$1 hh=$2 prog=$3 work=$4/$1
+here=$(cd "$(dirname "$0")" && pwd)
+check="python3 $here/check_outputs.py"
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+expect_rc() { [ "$1" = "$2" ] || fail "$3: exit status $2, want $1"; }
+expect_in() { grep -qF -- "$2" "$1" || { fail "$1 lacks: $2"; echo "--- $1:" >&2; head -c 4000 "$1" >&2; }; }
+# need TOOL PACKAGE: the tool must be installed (scripts/deps.sh check installs it)
+need() { command -v "$1" >/dev/null 2>&1 || { fail "$1 not found (Debian package $2: scripts/deps.sh check)"; exit 1; }; }
+
+"$hh" run -o t.hhtrace -- "$prog" 2>run.err || { fail "heaphook run"; cat run.err >&2; exit 1; }
+
+# The lines of named_allocs.c's functions, from main on (the frames below
+# main, _start and libc's, depend on the system).
+mine() { grep ';main;' "$1" | sed 's/^.*;main;/main;/' | sort; }
+
+case $case_name in
+  flame_collapsed)
+    for cost in peak allocations temporary leaked; do
+      "$hh" flame --cost $cost -o $cost.folded t.hhtrace 2>err
+      expect_rc 0 $? "flame --cost $cost"
+      mine $cost.folded >$cost.mine
+    done
+    printf 'main;leaky 3000\nmain;peak_holder 8192\n' >peak.want
+    printf 'main;leaky 3\nmain;peak_holder 4\nmain;temporaries 5\n' >allocations.want
+    printf 'main;temporaries 5\n' >temporary.want
+    printf 'main;leaky 3000\n' >leaked.want
+    for cost in peak allocations temporary leaked; do
+      diff $cost.want $cost.mine >&2 || { fail "flame --cost $cost differs (want, got above)"; cat $cost.folded >&2; }
+    done
+    # the format: "frame;frame;... N", no allocator frames, outermost first
+    grep -qvE '^[^ ;]+(;[^;]+)* [0-9]+$' allocations.folded && fail "a line not in the collapsed format"
+    grep -qE '(^|;)(malloc|free|calloc|realloc|operator new)[ ;]' allocations.folded && fail "an allocator frame"
+    # the default cost is peak, the default output standard output
+    "$hh" flame t.hhtrace >default.folded
+    cmp -s default.folded peak.folded || fail "default flame output is not --cost peak"
+    "$hh" flame --cost nonsense t.hhtrace 2>err
+    expect_rc 2 $? "flame --cost nonsense"
+    expect_in err 'unknown cost "nonsense"'
+    ;;
+  flame_svg)
+    "$hh" flame --svg --cost peak -o peak.svg t.hhtrace
+    expect_rc 0 $? "flame --svg"
+    need python3 python3
+    $check flame-svg peak.svg || fail "flame SVG"
+    "$hh" flame --svg --cost allocations -o allocs.svg t.hhtrace
+    $check svg allocs.svg leaky peak_holder temporaries || fail "flame SVG (allocations)"
+    ;;
+  plot)
+    "$hh" plot t.hhtrace -o heap.png
+    expect_rc 0 $? "plot png"
+    head -c 24 heap.png | od -An -tx1 | tr -d ' \n' >png.head
+    [ "$(cut -c1-16 png.head)" = 89504e470d0a1a0a ] || fail "heap.png has no PNG signature"
+    # IHDR: width 1000 (0x3e8), height 560 (0x230), cairo's chart size
+    [ "$(cut -c33-48 png.head)" = 000003e800000230 ] || fail "heap.png is not 1000x560: $(cat png.head)"
+    "$hh" plot -o heap.pdf t.hhtrace
+    expect_rc 0 $? "plot pdf"
+    [ "$(head -c 5 heap.pdf)" = "%PDF-" ] || fail "heap.pdf does not start with %PDF-"
+    tail -c 10 heap.pdf | grep -q '%%EOF' || fail "heap.pdf does not end with %%EOF"
+    if command -v pdftotext >/dev/null 2>&1; then
+      pdftotext heap.pdf heap.txt || fail "pdftotext"
+      expect_in heap.txt "named_allocs"
+      expect_in heap.txt "peak 10.9 KiB (11192 bytes)"
+      expect_in heap.txt "KiB"
+      expect_in heap.txt "time (seconds)"
+    fi
+    "$hh" plot -o heap.svg t.hhtrace
+    expect_rc 0 $? "plot svg"
+    need python3 python3
+    $check svg heap.svg || fail "plot SVG"
+    grep -q '<svg' heap.svg || fail "heap.svg has no <svg>"
+    "$hh" plot -o heap.jpg t.hhtrace 2>err
+    expect_rc 2 $? "plot -o heap.jpg"
+    [ "$(wc -l <err)" = 1 ] || fail "plot -o heap.jpg: want a one-line error"
+    expect_in err 'cannot tell the format of "heap.jpg"'
+    [ -e heap.jpg ] && fail "plot wrote heap.jpg"
+    "$hh" plot t.hhtrace 2>err
+    expect_rc 2 $? "plot without -o"
+    ;;
+  export_massif)
+    need ms_print valgrind
+    "$hh" export --format massif -o massif.out t.hhtrace
+    expect_rc 0 $? "export massif"
+    ms_print massif.out >ms.txt 2>ms.err
+    expect_rc 0 $? "ms_print"
+    cat ms.err >&2
+    # the peak snapshot's tree: 11192 bytes, peak_holder 8192, leaky 3000
+    expect_in ms.txt "100.00% (11,192B) (heap allocation functions) malloc/new/new[], --alloc-fns, etc."
+    expect_in ms.txt "73.20% (8,192B) 0x"
+    expect_in ms.txt ": peak_holder (named_allocs.c:"
+    expect_in ms.txt "26.80% (3,000B) 0x"
+    expect_in ms.txt ": leaky (named_allocs.c:"
+    grep -q 'Detailed snapshots: \[.*(peak)' ms.txt || fail "ms_print names no peak snapshot"
+    # the graph's maximum is the peak
+    grep -q '^    KB$' ms.txt || fail "ms_print's graph is not in KB"
+    grep -q '^10.93^' ms.txt || fail "ms_print's graph does not top at 10.93 KB"
+    grep -qE '^ *[0-9]+ +[0-9.,]+ +11,192 +11,192 +0 +0$' ms.txt || fail "no snapshot row of 11,192 bytes"
+    ;;
+  export_pprof)
+    need protoc protobuf-compiler
+    "$hh" export --format pprof -o heap.pb.gz t.hhtrace
+    expect_rc 0 $? "export pprof"
+    gzip -t heap.pb.gz || fail "heap.pb.gz is not gzip"
+    gzip -dc heap.pb.gz | protoc --decode_raw >raw.txt
+    expect_rc 0 $? "protoc --decode_raw"
+    expect_in raw.txt '"alloc_space"'
+    expect_in raw.txt '"leaky"'
+    $check pprof raw.txt || fail "pprof samples"
+    "$hh" export --format pprof -o - t.hhtrace 2>err
+    expect_rc 2 $? "export pprof to standard output"
+    ;;
+  export_speedscope)
+    "$hh" export --format speedscope -o heap.speedscope.json t.hhtrace
+    expect_rc 0 $? "export speedscope"
+    need python3 python3
+    $check speedscope heap.speedscope.json || fail "speedscope JSON"
+    "$hh" export -f speedscope -o - t.hhtrace >stdout.json
+    cmp -s stdout.json heap.speedscope.json || fail "speedscope to standard output differs"
+    ;;
+  usage_errors)
+    "$hh" export t.hhtrace -o x 2>err
+    expect_rc 2 $? "export without --format"
+    expect_in err "no format given"
+    "$hh" export --format svg -o x t.hhtrace 2>err
+    expect_rc 2 $? "export --format svg"
+    expect_in err 'unknown format "svg"'
+    "$hh" export --format massif t.hhtrace 2>err
+    expect_rc 2 $? "export without -o"
+    for cmd in plot flame export; do
+      "$hh" $cmd --help >help || fail "$cmd --help"
+      expect_in help "usage: heaphook $cmd"
+    done
+    "$hh" flame -o x.folded /nonexistent.hhtrace 2>err
+    expect_rc 1 $? "flame on a missing trace"
+    "$hh" --help >help
+    for cmd in plot flame export; do grep -q "^  $cmd " help || fail "heaphook --help lacks $cmd"; done
+    # a trace cut short: the output is written from what could be read, exit 1
+    head -c $(($(wc -c <t.hhtrace) - 20)) t.hhtrace >cut.hhtrace
+    "$hh" flame -o cut.folded cut.hhtrace 2>err
+    rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "flame on a cut trace: exit status $rc"
+    ;;
+  *)
+    fail "unknown case $case_name"
+    ;;
+esac
+[ "$fails" = 0 ] && echo "ok: $case_name"
+[ "$fails" = 0 ]

@@ -1,0 +1,522 @@
+/* The writers of plot, flame and export (src/cli/render.h) on a made-up
+ * analysis with made-up stacks: exact collapsed stacks, the flame graph's
+ * boxes and escaping, massif's snapshots and trees, pprof's protobuf
+ * (decoded here), speedscope's JSON, and the chart's three formats. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "render.h"
+
+/* ---- the made-up program ---------------------------------------------------
+ *   _start -> main:30 -> leaky          3 allocations, 3000 B, all leaked, held at the peak
+ *   _start -> main:31 -> leaky          1 allocation, 500 B leaked (same functions: one path)
+ *   _start -> main:32 -> churn          10 temporary allocations of 100 B
+ *   _start -> main:33 -> helper (inlined into main) -> big   8000 B at the peak, freed
+ *   _start -> main:34 -> a<b>&c;d       1 allocation of 7 B, freed (a name to escape)
+ *   no stack                            1 allocation of 10 B, freed                    */
+#define MOD "/opt/prog/bin/prog"
+static const hh_frame f_start = {0x401000, "_start", NULL, 0, MOD, 0x1000, false, false};
+static const hh_frame f_main30 = {0x401130, "main", "/src/prog.c", 30, MOD, 0x1130, false, false};
+static const hh_frame f_main31 = {0x401131, "main", "/src/prog.c", 31, MOD, 0x1131, false, false};
+static const hh_frame f_main32 = {0x401132, "main", "/src/prog.c", 32, MOD, 0x1132, false, false};
+static const hh_frame f_helper = {0x401133, "helper", "/src/prog.c", 20, MOD, 0x1133, true, false};
+static const hh_frame f_main33 = {0x401133, "main", "/src/prog.c", 33, MOD, 0x1133, false, false};
+static const hh_frame f_main34 = {0x401134, "main", "/src/prog.c", 34, MOD, 0x1134, false, false};
+static const hh_frame f_leaky = {0x401200, "leaky", "/src/prog.c", 10, MOD, 0x1200, false, false};
+static const hh_frame f_churn = {0x401300, "churn", "/src/prog.c", 12, MOD, 0x1300, false, false};
+static const hh_frame f_big = {0x401400, "big", "/src/prog.c", 14, MOD, 0x1400, false, false};
+static const hh_frame f_odd = {0x401500, "a<b>&c;d", NULL, 0, NULL, 0, false, false};
+
+/* innermost first, as hh_sym_stack gives them */
+static const hh_frame *const stack1[] = {&f_leaky, &f_main30, &f_start};
+static const hh_frame *const stack2[] = {&f_leaky, &f_main31, &f_start};
+static const hh_frame *const stack3[] = {&f_churn, &f_main32, &f_start};
+static const hh_frame *const stack4[] = {&f_big, &f_helper, &f_main33, &f_start};
+static const hh_frame *const stack5[] = {&f_odd, &f_main34, &f_start};
+
+static size_t fake_frames(void *arg, uint64_t stack, const hh_frame **out, size_t max) {
+  (void)arg;
+  const hh_frame *const *s = NULL;
+  size_t n = 0;
+  switch (stack) {
+#define CASE(id, arr)             \
+  case id:                        \
+    s = arr;                      \
+    n = sizeof arr / sizeof *arr; \
+    break;
+    CASE(1, stack1)
+    CASE(2, stack2)
+    CASE(3, stack3)
+    CASE(4, stack4)
+    CASE(5, stack5)
+#undef CASE
+  }
+  if (n > max) n = max;
+  memcpy(out, s, n * sizeof *out);
+  return n;
+}
+
+static hh_site sites[] = {
+    /* stack allocs bytes temp peak_b peak_n leaked_b leaked_n */
+    {1, 3, 3000, 0, 3000, 3, 3000, 3}, {2, 1, 500, 0, 0, 0, 500, 1}, {3, 10, 1000, 10, 0, 0, 0, 0},
+    {4, 1, 8000, 0, 8000, 1, 0, 0},    {5, 1, 7, 0, 0, 0, 0, 0},     {0, 1, 10, 0, 0, 0, 0, 0},
+};
+static hh_point timeline[] = {
+    {1000000, 3000},
+    {2000000, 11000},
+    {3000000, 3100},
+    {4000000, 3500},
+};
+static hh_rss_point rss[] = {{0, 1 << 20}, {2500000, 3 << 20}, {4500000, 2 << 20}};
+static hh_marker_at markers[] = {{1500000, "load"}, {3500000, "done"}};
+
+static hh_analysis fake_analysis(void) {
+  return (hh_analysis){
+      .duration_ns = 5000000,
+      .allocations = 17,
+      .frees = 13,
+      .bytes_allocated = 12517,
+      .temporary = 10,
+      .peak_bytes = 11000,
+      .peak_blocks = 4,
+      .peak_time_ns = 2000000,
+      .leaked_bytes = 3500,
+      .leaked_blocks = 4,
+      .nsites = sizeof sites / sizeof *sites,
+      .sites = sites,
+      .nmarkers = 2,
+      .markers = markers,
+      .npoints = sizeof timeline / sizeof *timeline,
+      .timeline = timeline,
+      .nrss = 3,
+      .rss = rss,
+  };
+}
+
+typedef struct fixture {
+  hh_analysis a;
+  hh_profile p;
+  char *text;
+  size_t len;
+  FILE *out;
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->a = fake_analysis();
+  if (hh_profile_build(&f->p, &f->a, fake_frames, NULL) != 0) return -1;
+  f->out = open_memstream(&f->text, &f->len);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  if (f->out) fclose(f->out);
+  free(f->text);
+  hh_profile_free(&f->p);
+  free(f);
+  return 0;
+}
+
+static const char *text_of(fixture *f) {
+  fflush(f->out);
+  return f->text;
+}
+
+/* ---- collapsed stacks ----------------------------------------------------- */
+
+static void collapsed_merges_paths_and_drops_zero_costs(void **state) {
+  fixture *f = *state;
+  assert_int_equal(hh_write_collapsed(f->out, &f->p, HH_COST_LEAKED), 0);
+  assert_string_equal(text_of(f), "_start;main;leaky 3500\n");
+}
+
+static void collapsed_peak_with_inlined_frame(void **state) {
+  fixture *f = *state;
+  assert_int_equal(hh_write_collapsed(f->out, &f->p, HH_COST_PEAK), 0);
+  assert_string_equal(text_of(f), "_start;main;helper;big 8000\n_start;main;leaky 3000\n");
+}
+
+static void collapsed_allocations_sanitizes_names(void **state) {
+  fixture *f = *state;
+  assert_int_equal(hh_write_collapsed(f->out, &f->p, HH_COST_ALLOCATIONS), 0);
+  assert_string_equal(text_of(f),
+                      "[no stack] 1\n"
+                      "_start;main;a<b>&c_d 1\n"
+                      "_start;main;churn 10\n"
+                      "_start;main;helper;big 1\n"
+                      "_start;main;leaky 4\n");
+}
+
+static void collapsed_temporary(void **state) {
+  fixture *f = *state;
+  assert_int_equal(hh_write_collapsed(f->out, &f->p, HH_COST_TEMPORARY), 0);
+  assert_string_equal(text_of(f), "_start;main;churn 10\n");
+}
+
+static void frame_names_without_function(void **state) {
+  (void)state;
+  char buf[64];
+  hh_frame in_module = {.ip = 0x7f0000001234, .module = "/usr/lib/libfoo.so.1", .module_offset = 0x1234};
+  assert_string_equal(hh_frame_name(&in_module, buf, sizeof buf), "libfoo.so.1+0x1234");
+  hh_frame nowhere = {.ip = 0xdead};
+  assert_string_equal(hh_frame_name(&nowhere, buf, sizeof buf), "0xdead");
+}
+
+/* ---- flame graph ---------------------------------------------------------- */
+
+static void flame_svg_boxes_titles_and_escaping(void **state) {
+  fixture *f = *state;
+  assert_int_equal(hh_write_flame_svg(f->out, &f->p, HH_COST_ALLOCATIONS, "t<1>"), 0);
+  const char *s = text_of(f);
+  assert_non_null(strstr(s, "<?xml"));
+  assert_non_null(strstr(s, ">t&lt;1&gt;</text>"));
+  assert_non_null(strstr(s, "<title>all (17 allocations, 100.00%)</title>"));
+  assert_non_null(strstr(s, "<title>main (16 allocations, 94.12%)</title>"));
+  assert_non_null(strstr(s, "<title>leaky (4 allocations, 23.53%)</title>"));
+  assert_non_null(strstr(s, "<title>churn (10 allocations, 58.82%)</title>"));
+  assert_non_null(strstr(s, "<title>a&lt;b&gt;&amp;c_d (1 allocations, 5.88%)</title>"));
+  assert_null(strstr(s, "a<b"));
+  /* widths proportional: "all" spans the 1180 pixels, churn 10/17 of it */
+  assert_non_null(strstr(s, "width=\"1180.0\""));
+  assert_non_null(strstr(s, "width=\"694.1\""));
+  assert_non_null(strstr(s, "</svg>\n"));
+}
+
+static void flame_svg_empty_cost(void **state) {
+  fixture *f = *state;
+  hh_site none[] = {{1, 1, 10, 0, 0, 0, 0, 0}};
+  hh_analysis a = fake_analysis();
+  a.sites = none;
+  a.nsites = 1;
+  hh_profile p;
+  assert_int_equal(hh_profile_build(&p, &a, fake_frames, NULL), 0);
+  assert_int_equal(hh_write_flame_svg(f->out, &p, HH_COST_LEAKED, "x"), 0);
+  assert_non_null(strstr(text_of(f), "leaked: 0 bytes in all"));
+  assert_null(strstr(text_of(f), "<rect x=\"10.0\""));
+  hh_profile_free(&p);
+}
+
+/* ---- massif --------------------------------------------------------------- */
+
+static void massif_snapshots_and_trees(void **state) {
+  fixture *f = *state;
+  assert_int_equal(hh_write_massif(f->out, &f->p, "prog --flag", 0), 0);
+  const char *s = text_of(f);
+  assert_non_null(strstr(s, "cmd: prog --flag\ntime_unit: ms\n"));
+  /* snapshot 0 empty; the timeline; the peak at 2 ms; the end at 5 ms */
+  assert_non_null(strstr(s, "snapshot=0\n#-----------\ntime=0.000\nmem_heap_B=0\n"));
+  assert_non_null(strstr(s, "snapshot=1\n#-----------\ntime=1.000\nmem_heap_B=3000\n"));
+  assert_non_null(strstr(s,
+                         "snapshot=2\n#-----------\ntime=2.000\nmem_heap_B=11000\nmem_heap_extra_B=0\n"
+                         "mem_stacks_B=0\nheap_tree=peak\n"
+                         "n2: 11000 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
+                         " n1: 8000 0x401400: big (prog.c:14)\n"
+                         "  n1: 8000 0x401133: helper (prog.c:20)\n"
+                         "   n1: 8000 0x401133: main (prog.c:33)\n"
+                         "    n0: 8000 0x401000: _start (in /opt/prog/bin/prog)\n"
+                         " n1: 3000 0x401200: leaky (prog.c:10)\n"));
+  assert_null(strstr(s,
+                     "snapshot=2\n#-----------\ntime=2.000\nmem_heap_B=11000\nmem_heap_extra_B=0\n"
+                     "mem_stacks_B=0\nheap_tree=empty"));
+  assert_non_null(strstr(s, "snapshot=4\n#-----------\ntime=4.000\nmem_heap_B=3500\n"));
+  assert_non_null(strstr(s,
+                         "snapshot=5\n#-----------\ntime=5.000\nmem_heap_B=3500\nmem_heap_extra_B=0\n"
+                         "mem_stacks_B=0\nheap_tree=detailed\n"
+                         "n1: 3500 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n"
+                         " n2: 3500 0x401200: leaky (prog.c:10)\n"
+                         "  n1: 3000 0x401130: main (prog.c:30)\n"));
+  assert_null(strstr(s, "snapshot=6"));
+}
+
+static void massif_threshold_gathers_small_sites(void **state) {
+  fixture *f = *state;
+  hh_site many[] = {{1, 1, 10000, 0, 10000, 1, 0, 0}, {3, 1, 50, 0, 50, 1, 0, 0}, {5, 1, 40, 0, 40, 1, 0, 0}};
+  hh_analysis a = fake_analysis();
+  a.sites = many;
+  a.nsites = 3;
+  a.peak_bytes = 10090;
+  hh_profile p;
+  assert_int_equal(hh_profile_build(&p, &a, fake_frames, NULL), 0);
+  assert_int_equal(hh_write_massif(f->out, &p, "x", 0), 0);
+  assert_non_null(strstr(text_of(f), "n2: 10090 (heap allocation functions)"));
+  assert_non_null(strstr(text_of(f), " n0: 90 in 2 places, all below massif's threshold (1.00%)\n"));
+  hh_profile_free(&p);
+}
+
+/* ---- pprof: a small protobuf decoder --------------------------------------- */
+
+typedef struct field {
+  unsigned num, wire;
+  uint64_t v;
+  const uint8_t *p;
+  size_t len;
+} field;
+
+static uint64_t varint(const uint8_t **p, const uint8_t *end) {
+  uint64_t v = 0;
+  for (unsigned shift = 0; *p < end; shift += 7) {
+    uint8_t b = *(*p)++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  fail_msg("truncated varint");
+  return 0;
+}
+
+static bool next_field(const uint8_t **p, const uint8_t *end, field *f) {
+  if (*p >= end) return false;
+  uint64_t key = varint(p, end);
+  f->num = (unsigned)(key >> 3);
+  f->wire = key & 7;
+  if (f->wire == 0) {
+    f->v = varint(p, end);
+  } else if (f->wire == 2) {
+    f->len = varint(p, end);
+    assert_true(f->len <= (size_t)(end - *p));
+    f->p = *p;
+    *p += f->len;
+  } else {
+    fail_msg("unexpected wire type %u", f->wire);
+  }
+  return true;
+}
+
+static void pprof_profile_decodes(void **state) {
+  fixture *f = *state;
+  hh_trace_segment segs[] = {{0x400000, 0x1000, 0}, {0x401000, 0x2000, 0x1000}};
+  hh_trace_module mod = {
+      .index = 0, .base = 0, .path = MOD, .build_id = "abcd", .nsegments = 2, .segments = segs};
+  const hh_trace_module *mods[] = {&mod};
+  uint8_t *data;
+  size_t size;
+  assert_int_equal(hh_pprof_encode(&f->p, mods, 1, "prog --flag", &data, &size), 0);
+
+  const char *strings[64];
+  size_t nstrings = 0, nsamples = 0, nlocations = 0, nfunctions = 0, nmappings = 0, ntypes = 0;
+  uint64_t values[8][4];
+  size_t nlocs_of[8];
+  uint64_t mapping_start = 0, mapping_limit = 0, default_type = 0, comment = 0;
+  char buf[64][64];
+  const uint8_t *p = data, *end = data + size;
+  field fl;
+  while (next_field(&p, end, &fl)) {
+    switch (fl.num) {
+      case 6:
+        assert_true(nstrings < 64 && fl.len < 64);
+        memcpy(buf[nstrings], fl.p, fl.len);
+        buf[nstrings][fl.len] = 0;
+        strings[nstrings] = buf[nstrings];
+        nstrings++;
+        break;
+      case 2: {
+        assert_true(nsamples < 8);
+        const uint8_t *q = fl.p, *qend = fl.p + fl.len;
+        field sf;
+        nlocs_of[nsamples] = 0;
+        int nvalues = 0;
+        while (next_field(&q, qend, &sf)) {
+          assert_int_equal(sf.wire, 0); /* written unpacked */
+          if (sf.num == 1) nlocs_of[nsamples]++;
+          if (sf.num == 2 && nvalues < 4) values[nsamples][nvalues] = sf.v;
+          if (sf.num == 2) nvalues++;
+        }
+        assert_int_equal(nvalues, 4);
+        nsamples++;
+        break;
+      }
+      case 3: {
+        const uint8_t *q = fl.p;
+        field mf;
+        while (next_field(&q, fl.p + fl.len, &mf)) {
+          if (mf.num == 2) mapping_start = mf.v;
+          if (mf.num == 3) mapping_limit = mf.v;
+        }
+        nmappings++;
+        break;
+      }
+      case 1:
+        ntypes++;
+        break;
+      case 4:
+        nlocations++;
+        break;
+      case 5:
+        nfunctions++;
+        break;
+      case 13:
+        comment = fl.v;
+        break;
+      case 14:
+        default_type = fl.v;
+        break;
+    }
+  }
+  free(data);
+  assert_int_equal(ntypes, 4);
+  assert_int_equal(nmappings, 1);
+  assert_int_equal(mapping_start, 0x400000);
+  assert_int_equal(mapping_limit, 0x403000);
+  assert_int_equal(nsamples, 6);
+  /* sample 0: leaky's 3 allocations, 3000 B, 3 blocks / 3000 B at the peak */
+  assert_int_equal(values[0][0], 3);
+  assert_int_equal(values[0][1], 3000);
+  assert_int_equal(values[0][2], 3);
+  assert_int_equal(values[0][3], 3000);
+  assert_int_equal(values[3][3], 8000);
+  assert_int_equal(nlocs_of[0], 3);
+  /* helper is inlined at main:33's address: one location with two lines */
+  assert_int_equal(nlocs_of[3], 3);
+  /* locations: _start, main x5 addresses, leaky, churn, big(+helper), odd, no stack */
+  assert_int_equal(nlocations, 11);
+  /* functions: _start, main, leaky, churn, big, helper, odd, [no stack] */
+  assert_int_equal(nfunctions, 8);
+  assert_string_equal(strings[0], "");
+  bool seen_leaky = false, seen_helper = false;
+  for (size_t i = 0; i < nstrings; i++) {
+    seen_leaky |= strcmp(strings[i], "leaky") == 0;
+    seen_helper |= strcmp(strings[i], "helper") == 0;
+  }
+  assert_true(seen_leaky && seen_helper);
+  assert_true(default_type < nstrings);
+  assert_string_equal(strings[default_type], "inuse_space");
+  assert_string_equal(strings[comment], "prog --flag");
+}
+
+static void pprof_file_is_gzipped(void **state) {
+  fixture *f = *state;
+  char path[] = "/tmp/hh_render_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  char err[256];
+  assert_int_equal(hh_write_pprof(path, &f->p, NULL, 0, NULL, err, sizeof err), 0);
+  FILE *in = fopen(path, "rb");
+  unsigned char magic[2] = {0};
+  assert_int_equal(fread(magic, 1, 2, in), 2);
+  fclose(in);
+  unlink(path);
+  assert_int_equal(magic[0], 0x1f);
+  assert_int_equal(magic[1], 0x8b);
+  assert_int_not_equal(hh_write_pprof("/nonexistent/dir/x.pb.gz", &f->p, NULL, 0, NULL, err, sizeof err), 0);
+  assert_non_null(strstr(err, "cannot write /nonexistent/dir/x.pb.gz"));
+}
+
+/* ---- speedscope ----------------------------------------------------------- */
+
+static void speedscope_profiles_and_weights(void **state) {
+  fixture *f = *state;
+  assert_int_equal(hh_write_speedscope(f->out, &f->p, "prog \"q\""), 0);
+  const char *s = text_of(f);
+  assert_non_null(strstr(s, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\""));
+  /* frames in order of first use: _start main leaky churn helper big odd [no stack] */
+  assert_non_null(strstr(s,
+                         "{\"name\":\"_start\"},\n{\"name\":\"main\",\"file\":\"/src/prog.c\"},\n"
+                         "{\"name\":\"leaky\",\"file\":\"/src/prog.c\"}"));
+  assert_non_null(strstr(s,
+                         "\"name\":\"peak\",\"unit\":\"bytes\",\"startValue\":0,\"endValue\":11000,\n"
+                         "\"samples\":[[0,1,2],[0,1,4,5]],\n\"weights\":[3000,8000]}"));
+  assert_non_null(strstr(s, "\"name\":\"allocations\",\"unit\":\"none\",\"startValue\":0,\"endValue\":17,"));
+  assert_non_null(strstr(s, "\"weights\":[3,1,10,1,1,1]}"));
+  assert_non_null(strstr(s,
+                         "\"name\":\"leaked\",\"unit\":\"bytes\",\"startValue\":0,\"endValue\":3500,\n"
+                         "\"samples\":[[0,1,2],[0,1,2]],\n\"weights\":[3000,500]}"));
+  assert_non_null(strstr(s, "\"name\":\"prog \\\"q\\\"\""));
+}
+
+/* ---- chart ---------------------------------------------------------------- */
+
+static uint32_t be32(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void chart_formats_by_extension(void **state) {
+  (void)state;
+  hh_chart_format fmt;
+  assert_int_equal(hh_chart_format_of("a.svg", &fmt), 0);
+  assert_int_equal(fmt, HH_CHART_SVG);
+  assert_int_equal(hh_chart_format_of("dir.x/A.PDF", &fmt), 0);
+  assert_int_equal(fmt, HH_CHART_PDF);
+  assert_int_equal(hh_chart_format_of("a.png", &fmt), 0);
+  assert_int_equal(fmt, HH_CHART_PNG);
+  assert_int_equal(hh_chart_format_of("a.jpg", &fmt), -1);
+  assert_int_equal(hh_chart_format_of("dir.svg/a", &fmt), -1);
+  assert_int_equal(hh_chart_format_of("noext", &fmt), -1);
+}
+
+static void chart_renders_three_formats(void **state) {
+  fixture *f = *state;
+  static const struct {
+    const char *ext;
+    hh_chart_format fmt;
+  } cases[] = {{".png", HH_CHART_PNG}, {".pdf", HH_CHART_PDF}, {".svg", HH_CHART_SVG}};
+  for (size_t i = 0; i < 3; i++) {
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/hh_chart_%d%s", (int)getpid(), cases[i].ext);
+    char err[256];
+    assert_int_equal(hh_chart_write(path, cases[i].fmt, &f->a, "prog --flag", err, sizeof err), 0);
+    FILE *in = fopen(path, "rb");
+    assert_non_null(in);
+    unsigned char head[32] = {0};
+    size_t n = fread(head, 1, sizeof head, in);
+    fclose(in);
+    unlink(path);
+    assert_true(n >= 24);
+    if (cases[i].fmt == HH_CHART_PNG) {
+      assert_memory_equal(head, "\x89PNG\r\n\x1a\n", 8);
+      assert_memory_equal(head + 12, "IHDR", 4);
+      assert_int_equal(be32(head + 16), 1000);
+      assert_int_equal(be32(head + 20), 560);
+    } else if (cases[i].fmt == HH_CHART_PDF) {
+      assert_memory_equal(head, "%PDF-", 5);
+    } else {
+      assert_memory_equal(head, "<?xml", 5);
+    }
+  }
+  char err[256];
+  assert_int_not_equal(hh_chart_write("/nonexistent/dir/x.png", HH_CHART_PNG, &f->a, "x", err, sizeof err),
+                       0);
+  assert_non_null(strstr(err, "cannot write /nonexistent/dir/x.png"));
+  assert_int_not_equal(hh_chart_write("/nonexistent/dir/x.pdf", HH_CHART_PDF, &f->a, "x", err, sizeof err),
+                       0);
+}
+
+static void chart_of_an_empty_trace(void **state) {
+  (void)state;
+  hh_analysis a = {0};
+  char path[64], err[256];
+  snprintf(path, sizeof path, "/tmp/hh_chart_empty_%d.svg", (int)getpid());
+  assert_int_equal(hh_chart_write(path, HH_CHART_SVG, &a, "", err, sizeof err), 0);
+  unlink(path);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(collapsed_merges_paths_and_drops_zero_costs, setup, teardown),
+      cmocka_unit_test_setup_teardown(collapsed_peak_with_inlined_frame, setup, teardown),
+      cmocka_unit_test_setup_teardown(collapsed_allocations_sanitizes_names, setup, teardown),
+      cmocka_unit_test_setup_teardown(collapsed_temporary, setup, teardown),
+      cmocka_unit_test(frame_names_without_function),
+      cmocka_unit_test_setup_teardown(flame_svg_boxes_titles_and_escaping, setup, teardown),
+      cmocka_unit_test_setup_teardown(flame_svg_empty_cost, setup, teardown),
+      cmocka_unit_test_setup_teardown(massif_snapshots_and_trees, setup, teardown),
+      cmocka_unit_test_setup_teardown(massif_threshold_gathers_small_sites, setup, teardown),
+      cmocka_unit_test_setup_teardown(pprof_profile_decodes, setup, teardown),
+      cmocka_unit_test_setup_teardown(pprof_file_is_gzipped, setup, teardown),
+      cmocka_unit_test_setup_teardown(speedscope_profiles_and_weights, setup, teardown),
+      cmocka_unit_test(chart_formats_by_extension),
+      cmocka_unit_test_setup_teardown(chart_renders_three_formats, setup, teardown),
+      cmocka_unit_test(chart_of_an_empty_trace),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,64 @@
+/* A program whose heap use is known exactly, for `heaphook report` and
+ * `heaphook diff`. No stdio (its buffers would be allocations too).
+ *   report_prog [LEAKS [threads]]
+ * in this order:
+ *   leaky(LEAKS):  LEAKS (default 3) blocks of 1000 bytes, never freed
+ *   temp():        100 x malloc(64) + free at once: 100 temporary allocations
+ *   with "threads": two threads named "worker-a" and "worker-b", each
+ *                  worker() allocates 10 x 500 bytes, then frees them
+ *                  (joined before what follows)
+ *   marker "peak phase" (hh_marker)
+ *   peaky():       5 x 10000 bytes held at once, then freed: the peak is
+ *                  LEAKS * 1000 + 50000 bytes, of which peaky's 50000
+ *   marker "done" */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heaphook/heaphook.h"
+
+void *volatile sink[16];
+
+__attribute__((noinline)) void leaky(int n) {
+  for (int i = 0; i < n; i++) sink[i % 16] = malloc(1000);
+}
+
+__attribute__((noinline)) void temp(void) {
+  for (int i = 0; i < 100; i++) {
+    void *p = malloc(64);
+    sink[15] = p;
+    free(p);
+  }
+}
+
+__attribute__((noinline)) void peaky(void) {
+  void *p[5];
+  for (int i = 0; i < 5; i++) p[i] = malloc(10000);
+  for (int i = 0; i < 5; i++) free(p[i]);
+}
+
+__attribute__((noinline)) void *worker(void *name) {
+  pthread_setname_np(pthread_self(), (const char *)name);
+  void *p[10];
+  for (int i = 0; i < 10; i++) p[i] = malloc(500);
+  for (int i = 0; i < 10; i++) free(p[i]);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  int leaks = argc > 1 ? atoi(argv[1]) : 3;
+  leaky(leaks);
+  temp();
+  if (argc > 2 && strcmp(argv[2], "threads") == 0) {
+    pthread_t a, b;
+    pthread_create(&a, NULL, worker, "worker-a");
+    pthread_join(a, NULL);
+    pthread_create(&b, NULL, worker, "worker-b");
+    pthread_join(b, NULL);
+  }
+  HH_MARKER("peak phase");
+  peaky();
+  HH_MARKER("done");
+  return 0;
+}

@@ -1,0 +1,261 @@
+#!/bin/sh
+# `heaphook report` and `heaphook diff` end to end:
+#   report_test.sh CASE HEAPHOOK REPORT_PROG WORKDIR
+# Each CASE runs in a fresh WORKDIR/CASE; failures print what was expected.
+# report_prog's allocations are known exactly (see report_prog.c).
+set -u
+case_name=$1 hh=$2 prog=$3 work=$4/$1
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+expect_in() { grep -qF -- "$2" "$1" || { fail "$1 lacks: $2"; echo "--- $1:" >&2; cat "$1" >&2; }; }
+expect_rc() { [ "$1" = "$2" ] || fail "$3: exit status $2, want $1"; }
+# json_check FILE PYTHON: runs PYTHON with `d` the parsed FILE; it raises on failure
+json_check() {
+  python3 - "$1" "$2" <<'PY' || fail "$1: JSON check failed (above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+def site(fn, ranking=None):
+    """the one site whose innermost function is fn (all rankings searched)"""
+    found = {}
+    for name, r in d["top"].items():
+        if ranking and name != ranking:
+            continue
+        for s in r["sites"]:
+            if s["function"] == fn:
+                found[s["stack_id"]] = s
+    assert len(found) == 1, "want one site in %s, got %d" % (fn, len(found))
+    return list(found.values())[0]
+def eq(what, got, want):
+    if got != want:
+        raise AssertionError("%s: got %r, want %r" % (what, got, want))
+exec(sys.argv[2])
+PY
+}
+
+run_prog() { # run_prog TRACE ARGS...
+  out=$1
+  shift
+  "$hh" run -o "$out" -- "$prog" "$@" 2>run.err || { fail "heaphook run $*"; cat run.err >&2; }
+}
+
+case $case_name in
+  json_exact)
+    run_prog t.hhtrace 3 threads
+    "$hh" report --json --top 0 t.hhtrace >r.json 2>err
+    expect_rc 0 $? "report --json"
+    json_check r.json '
+eq("schema", d["schema"], "heaphook-report")
+eq("version", d["version"], 1)
+eq("status", d["trace"]["status"], "ok")
+leaky = site("leaky")
+eq("leaky leaked_bytes", leaky["leaked_bytes"], 3000)
+eq("leaky leaked_blocks", leaky["leaked_blocks"], 3)
+eq("leaky allocations", leaky["allocations"], 3)
+eq("leaky peak_bytes", leaky["peak_bytes"], 3000)
+peaky = site("peaky")
+eq("peaky peak_bytes", peaky["peak_bytes"], 50000)
+eq("peaky peak_blocks", peaky["peak_blocks"], 5)
+eq("peaky leaked_bytes", peaky["leaked_bytes"], 0)
+eq("peaky allocations", peaky["allocations"], 5)
+eq("peaky location", peaky["location"].split(":")[0], "report_prog.c")
+eq("peaky caller", peaky["frames"][1]["function"], "main")
+temp = site("temp")
+eq("temp temporary", temp["temporary"], 100)
+eq("temp allocations", temp["allocations"], 100)
+eq("temp bytes", temp["bytes"], 6400)
+eq("temp peak_bytes", temp["peak_bytes"], 0)
+worker = site("worker")
+eq("worker allocations", worker["allocations"], 20)
+eq("worker bytes", worker["bytes"], 10000)
+eq("worker leaked", worker["leaked_bytes"], 0)
+t = d["totals"]
+eq("total temporary", t["temporary"], 100)
+# every site of the trace is listed (--top 0): the per-site numbers add up
+sites = {}
+for r in d["top"].values():
+    for s in r["sites"]:
+        sites[s["stack_id"]] = s
+eq("sum of peak_bytes", sum(s["peak_bytes"] for s in sites.values()), t["peak_bytes"])
+eq("sum of peak_blocks", sum(s["peak_blocks"] for s in sites.values()), t["peak_blocks"])
+eq("sum of leaked_bytes", sum(s["leaked_bytes"] for s in sites.values()), t["leaked_bytes"])
+assert t["peak_bytes"] >= 53000, t
+eq("peak ranking first", d["top"]["peak"]["sites"][0]["function"], "peaky")
+eq("leaked ranking first", d["top"]["leaked"]["sites"][0]["function"], "leaky")
+eq("temporary ranking", [s["function"] for s in d["top"]["temporary"]["sites"]], ["temp"])
+th = {x["name"]: x for x in d["threads"]}
+assert "worker-a" in th and "worker-b" in th, th.keys()
+eq("worker-b allocations", th["worker-b"]["allocations"], 10)
+eq("worker-b frees", th["worker-b"]["frees"], 10)
+eq("worker-b bytes", th["worker-b"]["bytes"], 5000)
+eq("worker-b peak_bytes", th["worker-b"]["peak_bytes"], 0)
+eq("markers", [m["name"] for m in d["markers"]], ["peak phase", "done"])
+m = d["markers"]
+assert m[0]["time_ns"] <= t["peak_time_ns"] <= m[1]["time_ns"], (m, t["peak_time_ns"])
+assert t["duration_ns"] >= m[1]["time_ns"]
+h = {b["min_size_bytes"]: b for b in d["histogram"]}
+eq("histogram 64..127", (h[64]["allocations"], h[64]["bytes"], h[64]["max_size_bytes"]), (100, 6400, 127))
+eq("histogram 8192..", (h[8192]["allocations"], h[8192]["bytes"]), (5, 50000))
+'
+    # --top limits every list; the text report names the same sites
+    "$hh" report --json --top 1 t.hhtrace >r1.json || fail "report --top 1"
+    json_check r1.json 'assert all(len(r["sites"]) <= 1 for r in d["top"].values())'
+    "$hh" report t.hhtrace >r.txt 2>err
+    expect_rc 0 $? "report"
+    expect_in r.txt "  peak           "
+    expect_in r.txt "  #1 50000 bytes (48.8 KiB) in 5 blocks"
+    expect_in r.txt "        peaky (report_prog.c:"
+    expect_in r.txt "  #1 100 temporary of 100 allocations"
+    expect_in r.txt "\"worker-b\""
+    ;;
+  text_golden)
+    run_prog t.hhtrace 3
+    "$hh" report --frames 2 --top 5 t.hhtrace >raw.txt 2>err
+    expect_rc 0 $? "report"
+    # what depends on the run: pid, paths, times, RSS, tids
+    sed -e 's/^heaphook report: .* (pid [0-9]*)$/heaphook report: TRACE (pid PID)/' \
+        -e 's/^command: .*hh_report_prog /command: hh_report_prog /' \
+        -e 's/^  run time .*/  run time       TIME/' \
+        -e 's/ blocks at [0-9.]* [mu]*s$/ blocks at TIME/' \
+        -e '/^  peak RSS /d' \
+        -e 's/(tid [0-9]*)/(tid TID)/' \
+        -e 's/^  [0-9.]* [mu]*s  /  TIME  /' raw.txt >got.txt
+    if ! diff -u "$here/golden/report_prog.txt" got.txt >&2; then
+      fail "text report differs from golden/report_prog.txt (diff above; raw output in $work/raw.txt)"
+    fi
+    ;;
+  diff_leaks)
+    run_prog a.hhtrace 3
+    run_prog b.hhtrace 5
+    "$hh" diff a.hhtrace b.hhtrace >d.txt 2>err
+    expect_rc 0 $? "diff"
+    expect_in d.txt "  peak bytes +2000 (3000 -> 5000), leaked bytes +2000 (3000 -> 5000), allocations +2 (3 -> 5), bytes allocated +2000 (3000 -> 5000)"
+    expect_in d.txt "        leaky (report_prog.c:"
+    expect_in d.txt "grew (1 call sites):"
+    expect_in d.txt "shrank (0 call sites)"
+    expect_in d.txt "totals: peak bytes +2000 ("
+    "$hh" diff --json a.hhtrace b.hhtrace >d.json 2>err
+    expect_rc 0 $? "diff --json"
+    json_check d.json '
+eq("schema", d["schema"], "heaphook-diff")
+rows = [s for s in d["sites"] if s["key"].endswith(";leaky")]
+eq("leaky rows", len(rows), 1)
+r = rows[0]
+eq("leaky delta", (r["delta"]["leaked_bytes"], r["delta"]["peak_bytes"], r["delta"]["allocations"], r["delta"]["leaked_blocks"]), (2000, 2000, 2, 2))
+eq("leaky a", r["a"]["leaked_bytes"], 3000)
+eq("leaky b", r["b"]["leaked_bytes"], 5000)
+eq("totals delta", d["totals"]["delta"]["leaked_bytes"], 2000)
+eq("changed", d["sites_changed"], 1)
+'
+    # the other way round: it shrank
+    "$hh" diff b.hhtrace a.hhtrace >r.txt 2>err
+    expect_in r.txt "  peak bytes -2000 (5000 -> 3000), leaked bytes -2000 (5000 -> 3000)"
+    expect_in r.txt "shrank (1 call sites):"
+    # a trace against itself: nothing changed
+    "$hh" diff a.hhtrace a.hhtrace >s.txt 2>err
+    expect_rc 0 $? "diff A A"
+    expect_in s.txt "grew (0 call sites)"
+    expect_in s.txt "shrank (0 call sites)"
+    ;;
+  bad_traces)
+    run_prog t.hhtrace 3
+    size=$(wc -c <t.hhtrace)
+    # cut inside the last chunk: what came before is reported, exit 1
+    head -c $((size - 5)) t.hhtrace >cut.hhtrace
+    "$hh" report cut.hhtrace >cut.txt 2>cut.err
+    expect_rc 1 $? "report on a trace cut short"
+    expect_in cut.txt "error: trace cut short after "
+    expect_in cut.err "heaphook report: trace cut short after "
+    "$hh" report --json cut.hhtrace >cut.json 2>/dev/null
+    expect_rc 1 $? "report --json on a trace cut short"
+    json_check cut.json 'eq("status", d["trace"]["status"], "cut_short"); assert "cut short" in d["trace"]["message"]'
+    # cut between chunks (before the END chunk): no end, a warning, exit 0
+    python3 - t.hhtrace noend.hhtrace <<'PY' || fail "making noend.hhtrace"
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+off, starts = 64, []
+while off < len(b):
+    starts.append(off)
+    off += 24 + struct.unpack_from("<I", b, off + 8)[0]
+open(sys.argv[2], "wb").write(b[:starts[-1]])
+# a byte flipped in the payload of the first chunk: damaged
+d = bytearray(b)
+d[starts[0] + 24 + 3] ^= 0x40
+open("damaged.hhtrace", "wb").write(bytes(d))
+PY
+    "$hh" report noend.hhtrace >noend.txt 2>noend.err
+    expect_rc 0 $? "report on a trace without END"
+    expect_in noend.txt "warning: trace has no end record"
+    "$hh" report damaged.hhtrace >dmg.txt 2>dmg.err
+    rc=$?
+    expect_rc 1 $rc "report on a damaged trace"
+    expect_in dmg.err "trace damaged at byte offset 64"
+    printf 'not a trace at all, just some text\n' >text.hhtrace
+    "$hh" report text.hhtrace >/dev/null 2>err
+    expect_rc 1 $? "report on a text file"
+    expect_in err "heaphook report: text.hhtrace: not a heaphook trace"
+    : >empty.hhtrace
+    "$hh" report empty.hhtrace >/dev/null 2>err
+    expect_rc 1 $? "report on an empty file"
+    expect_in err "empty file, not a heaphook trace"
+    "$hh" report missing.hhtrace >/dev/null 2>err
+    expect_rc 1 $? "report on a missing file"
+    expect_in err "cannot open missing.hhtrace"
+    "$hh" diff t.hhtrace cut.hhtrace >/dev/null 2>err
+    expect_rc 1 $? "diff with a trace cut short"
+    expect_in err "trace cut short"
+    # every prefix of the trace: a message and exit 0/1, never a crash
+    i=0
+    while [ $i -lt "$size" ]; do
+      head -c $i t.hhtrace >p.hhtrace
+      "$hh" report --json p.hhtrace >/dev/null 2>p.err
+      rc=$?
+      [ $rc -le 1 ] || { fail "report on the first $i bytes: exit status $rc"; cat p.err >&2; }
+      i=$((i + 97))
+    done
+    ;;
+  usage)
+    "$hh" report >/dev/null 2>err
+    expect_rc 2 $? "report without a trace"
+    expect_in err "heaphook report: no trace given"
+    "$hh" report --help >out 2>&1
+    expect_rc 0 $? "report --help"
+    expect_in out "usage: heaphook report [--json] [--top N]"
+    "$hh" report --top x t.hhtrace >/dev/null 2>err
+    expect_rc 2 $? "report --top x"
+    "$hh" report --bogus t.hhtrace >/dev/null 2>err
+    expect_rc 2 $? "report --bogus"
+    expect_in err "unknown option --bogus"
+    "$hh" diff only-one.hhtrace >/dev/null 2>err
+    expect_rc 2 $? "diff with one trace"
+    expect_in err "two traces wanted"
+    "$hh" diff --help >out 2>&1
+    expect_rc 0 $? "diff --help"
+    expect_in out "usage: heaphook diff"
+    "$hh" help report >out 2>&1
+    expect_in out "usage: heaphook report"
+    ;;
+  sampled)
+    "$hh" run -o s.hhtrace --sample 1 -- "$prog" 3 2>run.err || fail "run --sample 1"
+    "$hh" report --json --top 0 s.hhtrace >s.json 2>err
+    expect_rc 0 $? "report on a sampled trace"
+    # a period of 1 byte samples every allocation with weight = size
+    json_check s.json '
+eq("sampled", d["trace"]["sampled"], True)
+leaky = site("leaky")
+eq("leaky leaked_bytes", leaky["leaked_bytes"], 3000)
+eq("leaky leaked_blocks", leaky["leaked_blocks"], 3)
+eq("peaky peak_bytes", site("peaky")["peak_bytes"], 50000)
+eq("temp allocations", site("temp")["allocations"], 100)
+'
+    ;;
+  *)
+    echo "unknown case $case_name" >&2
+    exit 2
+    ;;
+esac
+
+[ $fails -eq 0 ] || { echo "$fails failure(s) in $case_name" >&2; exit 1; }
+echo "ok: $case_name"

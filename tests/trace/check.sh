@@ -1,0 +1,260 @@
+#!/bin/bash
+# The tracer's tests: runs a test program under a preload library with the
+# tracer, reads the trace back with trace_dump and checks what it says.
+#   check.sh known|cxx|dlopen|fork_exec|sigkill|unwritable|modes
+# Paths come from the environment (tests/trace/CMakeLists.txt): HH_LIB
+# (libheaphook.so), HH_HEAPTRACK (libpreloaded_heaptrack.so), HH_DUMP,
+# HH_KNOWN, HH_CXX, HH_DL_MAIN, HH_DL_LIB, HH_FORK.
+set -u
+what=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+
+fail() {
+  echo "FAIL ($what): $*"
+  exit 1
+}
+# count FILE PATTERN...: lines of FILE matching every fixed string given.
+count() {
+  local f=$1
+  shift
+  local out
+  out=$(cat "$f")
+  for p in "$@"; do out=$(printf '%s\n' "$out" | grep -F -- "$p"); done
+  [ -z "$out" ] && echo 0 || printf '%s\n' "$out" | wc -l
+}
+expect() { # expect N FILE PATTERN...
+  local n=$1
+  shift
+  local got
+  got=$(count "$@")
+  [ "$got" = "$n" ] || fail "$n lines of $1 should contain: ${*:2} (found $got)"
+}
+dump() { "$HH_DUMP" "$1" >"$2" || fail "trace_dump $1: $(head -1 "$2")"; }
+thread_index() { awk -v n="$2" '$1 == "thread" && $4 == n { print $2; exit }' "$1"; }
+events() { grep -cE '^(alloc|free|realloc) ' "$1"; }
+status_ok() {
+  grep -q '^status OK ' "$1" || fail "$1: $(grep '^status' "$1")"
+  local end
+  end=$(awk '$1 == "end" { print $2 }' "$1")
+  [ "$end" = "$(events "$1")" ] || fail "$1: END says $end events, the trace holds $(events "$1")"
+}
+
+# The exact calls of known.c, found in a dump d.
+check_known() {
+  local d=$1 stacks=${2:-yes} a b
+  a=$(thread_index "$d" worker-alpha)
+  b=$(thread_index "$d" worker-beta)
+  [ -n "$a" ] && [ -n "$b" ] || fail "$d: threads worker-alpha and worker-beta not both named"
+  local s_am="stack=alpha_malloc@hh_trace_known;thread_alpha@hh_trace_known;start_thread@libc.so.6"
+  local s_ac="stack=alpha_calloc@hh_trace_known;thread_alpha@hh_trace_known"
+  local s_bm="stack=beta_malloc@hh_trace_known;thread_beta@hh_trace_known"
+  local s_br="stack=beta_realloc@hh_trace_known;thread_beta@hh_trace_known"
+  local s_ba="stack=beta_aligned@hh_trace_known;thread_beta@hh_trace_known"
+  local s_bp="stack=beta_posix@hh_trace_known;thread_beta@hh_trace_known"
+  if [ "$stacks" = no ]; then s_am="stack="; s_ac="stack="; s_bm="stack="; s_br="stack="; s_ba="stack="; s_bp="stack="; fi
+  expect 100 "$d" "alloc malloc T=$a size=10" "$s_am"
+  local sum
+  sum=$(grep -F "alloc malloc T=$a size=10" "$d" | grep -F -- "$s_am" | sed 's/.* size=\([0-9]*\) .*/\1/' | awk '{ s += $1 } END { print s }')
+  [ "$sum" = 104950 ] || fail "alpha_malloc sizes add up to $sum, not 104950"
+  expect 10 "$d" "alloc calloc T=$a size=300 align=0" "$s_ac"
+  expect 110 "$d" "free free T=$a"
+  expect 2 "$d" "alloc malloc T=$b size=16 " "$s_bm"
+  expect 5 "$d" "realloc realloc T=$b " "$s_br"
+  local sizes
+  sizes=$(grep -F "realloc realloc T=$b " "$d" | sed 's/.* size=\([0-9]*\) .*/\1/' | tr '\n' ' ')
+  [ "$sizes" = "32 64 128 256 512 " ] || fail "realloc sizes: $sizes"
+  expect 1 "$d" "free realloc T=$b"
+  expect 4 "$d" "alloc aligned_alloc T=$b size=640 align=64 " "$s_ba"
+  expect 3 "$d" "alloc posix_memalign T=$b size=256 align=128 " "$s_bp"
+  expect 8 "$d" "free free T=$b"
+  expect 1 "$d" "marker known-start"
+  expect 1 "$d" "marker known-end"
+  grep -q "^command $HH_KNOWN" "$d" || fail "no COMMAND record with the program"
+  grep -q "^module $HH_KNOWN " "$d" || fail "no MODULE_LOAD of the program"
+  grep -q '^rss [1-9]' "$d" || fail "no RSS record"
+  status_ok "$d"
+}
+
+# run_known OUT ENV...: runs known.c with the environment given.
+run_known() {
+  local out=$1
+  shift
+  env "$@" "$HH_KNOWN" >"$out.stdout" 2>"$out.stderr" || fail "known.c exited with $? under $*"
+  [ "$(cat "$out.stdout")" = "known done" ] || fail "known.c printed: $(head -3 "$out.stdout")"
+  [ -s "$out.stderr" ] && fail "stderr under $*: $(head -3 "$out.stderr")"
+  return 0
+}
+
+one_file() { # one_file GLOB: the only file matching
+  local f
+  f=$(ls $1 2>/dev/null)
+  [ "$(printf '%s\n' "$f" | grep -c .)" = 1 ] || fail "expected one trace $1, found: $(ls "$dir")"
+  echo "$f"
+}
+
+case $what in
+  known)
+    # libheaphook.so with HEAPHOOK_RECORD=trace, on glibc and on TLSF.
+    run_known k LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/k.%p.hhtrace"
+    dump "$(one_file "$dir/k.*.hhtrace")" k.txt
+    grep -q '^header .* flags=5 ' k.txt || fail "header flags: $(head -1 k.txt)"
+    check_known k.txt
+    run_known t LD_PRELOAD="$HH_LIB" HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/t.%p.hhtrace"
+    dump "$(one_file "$dir/t.*.hhtrace")" t.txt
+    check_known t.txt
+    # libpreloaded_heaptrack.so: traces by default, heaplog.<pid>.hhtrace here.
+    run_known h LD_PRELOAD="$HH_HEAPTRACK"
+    dump "$(one_file "$dir/heaplog.*.hhtrace")" h.txt
+    check_known h.txt
+    ;;
+  modes)
+    run_known n LD_PRELOAD="$HH_HEAPTRACK" HEAPHOOK_TRACE_STACKS=0 HEAPHOOK_OUTPUT="$dir/n.%p.hhtrace"
+    dump "$(one_file "$dir/n.*.hhtrace")" n.txt
+    grep -q '^header .* flags=4 ' n.txt || fail "no-stacks header: $(head -1 n.txt)"
+    [ "$(grep -E '^(alloc|realloc) ' n.txt | grep -cv 'stack=$')" = 0 ] || fail "a stack in a no-stacks trace"
+    check_known n.txt no
+    run_known s LD_PRELOAD="$HH_HEAPTRACK" HEAPHOOK_TRACE_SAMPLE=4K HEAPHOOK_OUTPUT="$dir/s.%p.hhtrace"
+    dump "$(one_file "$dir/s.*.hhtrace")" s.txt
+    grep -q '^header .* flags=7 .* sample=4096$' s.txt || fail "sampled header: $(head -1 s.txt)"
+    status_ok s.txt
+    allocs=$(grep -c '^alloc ' s.txt)
+    [ "$allocs" -ge 5 ] && [ "$allocs" -le 200 ] || fail "$allocs samples of ~130 KB at 4 KiB"
+    # A sample stands for at least its size, and for 4 KiB when it is small.
+    bad=$(grep '^alloc ' s.txt | sed 's/.* size=\([0-9]*\) .* weight=\([0-9]*\) .*/\1 \2/' |
+      awk '$2 < $1 || ($1 < 64 && ($2 < 4096 || $2 > 4200)) { n++ } END { print n + 0 }')
+    [ "$bad" = 0 ] || fail "$bad samples with a wrong weight"
+    [ "$(grep -c '^free ' s.txt)" -le "$allocs" ] || fail "more frees than sampled blocks"
+    # A bad value stops the program before main, naming the variable.
+    LD_PRELOAD="$HH_HEAPTRACK" HEAPHOOK_TRACE_SAMPLE=lots "$HH_KNOWN" >o 2>e && fail "HEAPHOOK_TRACE_SAMPLE=lots accepted"
+    grep -q '^heaphook: HEAPHOOK_TRACE_SAMPLE=lots: ' e || fail "error message: $(cat e)"
+    [ -s o ] && fail "the program ran with a bad option"
+    ;;
+  cxx)
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/c.%p.hhtrace" "$HH_CXX" >out 2>err ||
+      fail "exit status $?"
+    [ "$(cat out)" = "cxx done" ] && [ ! -s err ] || fail "output: $(cat out err)"
+    dump "$(one_file "$dir/c.*.hhtrace")" c.txt
+    expect 7 c.txt "alloc malloc T=1 size=48 " "stack=operator new(unsigned long)@libstdc++.so.6;make_widget()@hh_trace_cxx;main@hh_trace_cxx"
+    expect 3 c.txt "alloc malloc T=1 size=400 " "stack=operator new(unsigned long)@libstdc++.so.6;make_array()@hh_trace_cxx;main@hh_trace_cxx"
+    expect 2 c.txt "alloc aligned_alloc T=1 size=128 align=64 " "make_aligned()@hh_trace_cxx;main@hh_trace_cxx"
+    status_ok c.txt
+    ;;
+  dlopen)
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/d.%p.hhtrace" "$HH_DL_MAIN" "$HH_DL_LIB" >out 2>err ||
+      fail "exit status $?: $(cat err)"
+    dump "$(one_file "$dir/d.*.hhtrace")" d.txt
+    expect 1 d.txt "module $HH_DL_LIB "
+    expect 20 d.txt "alloc malloc T=1 size=777 " "stack=dl_make@libhh_trace_dl.so;main@hh_trace_dl_main"
+    expect 1 d.txt "unload $HH_DL_LIB"
+    status_ok d.txt
+    ;;
+  fork_exec)
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/f.%p.hhtrace" "$HH_FORK" >out 2>err ||
+      fail "exit status $?: $(cat err)"
+    read -r _ child _ parent < <(grep '^child' out)
+    grep -q "^exec'd $parent$" out || fail "output: $(cat out)"
+    [ "$(ls "$dir"/f.*.hhtrace | wc -l)" = 3 ] || fail "traces: $(ls "$dir")"
+    dump "f.$parent.hhtrace" p.txt
+    dump "f.$child.hhtrace" c.txt
+    dump "f.$parent.1.hhtrace" e.txt
+    # The parent's trace: its events up to the fork (written then), no END
+    # (exec runs no destructors); none of the child's or the exec'd program's.
+    expect 50 p.txt "alloc malloc T=1 size=111 " "stack=many@hh_trace_fork;parent_alloc@hh_trace_fork"
+    expect 0 p.txt "size=222 "
+    expect 0 p.txt "size=333 "
+    # The child's: its own events, none of the parent's.
+    grep -q "^header pid=$child ppid=$parent " c.txt || fail "child header: $(head -1 c.txt)"
+    expect 30 c.txt "alloc malloc T=1 size=222 " "stack=many@hh_trace_fork;child_alloc@hh_trace_fork"
+    expect 0 c.txt "size=111 "
+    status_ok c.txt
+    # The exec'd program's: same pid, the next name.
+    grep -q "^header pid=$parent " e.txt || fail "exec'd header: $(head -1 e.txt)"
+    expect 40 e.txt "alloc malloc T=1 size=333 " "stack=many@hh_trace_fork;exec_alloc@hh_trace_fork"
+    expect 0 e.txt "size=111 "
+    grep -q "^command .* exec exe=" e.txt || fail "exec'd COMMAND: $(grep ^command e.txt)"
+    status_ok e.txt
+    # HEAPHOOK_TRACE_CHILDREN=0: the first program only.
+    rm -f f.*.hhtrace
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/f.%p.hhtrace" HEAPHOOK_TRACE_CHILDREN=0 \
+      "$HH_FORK" >out 2>err || fail "exit status $? with HEAPHOOK_TRACE_CHILDREN=0: $(cat err)"
+    read -r _ child _ parent < <(grep '^child' out)
+    [ "$(ls "$dir"/f.*.hhtrace)" = "$dir/f.$parent.hhtrace" ] || fail "traces with children off: $(ls "$dir")"
+    ;;
+  sigkill)
+    LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/k.%p.hhtrace" "$HH_KNOWN" spin >out 2>err &
+    pid=$!
+    for _ in $(seq 500); do
+      sz=$(stat -c %s "$dir/k.$pid.hhtrace" 2>/dev/null || echo 0)
+      [ "$sz" -gt 30000 ] && break
+      sleep 0.02
+    done
+    kill -9 $pid
+    wait $pid 2>/dev/null
+    dump "k.$pid.hhtrace" k.txt
+    grep -qE '^status (NO_END|CUT_SHORT) ' k.txt || fail "$(grep ^status k.txt)"
+    [ "$(grep -c '^alloc ' k.txt)" -gt 10000 ] || fail "only $(grep -c '^alloc ' k.txt) allocations read back"
+    expect 1 k.txt "marker known-end"
+    # Cut inside the last chunk: the reader reads the chunks before it and
+    # says the trace was cut short.
+    chunks=$(sed -n 's/^status [A-Z_]* chunks=\([0-9]*\).*/\1/p' k.txt)
+    cp "k.$pid.hhtrace" cut.hhtrace
+    truncate -s -7 cut.hhtrace
+    dump cut.hhtrace cut.txt
+    # (If the kill itself cut a chunk, the same chunks are read.)
+    grep -q '^status NO_END ' k.txt && chunks=$((chunks - 1))
+    grep -q "^status CUT_SHORT chunks=$chunks " cut.txt || fail "cut: $(grep ^status cut.txt) (expected $chunks whole chunks)"
+    ;;
+  unwritable)
+    env "$HH_KNOWN" >plain.out 2>plain.err
+    # A directory this user cannot create files in (root: a path under a
+    # regular file), and an existing file (O_EXCL).
+    if [ "$(id -u)" = 0 ]; then
+      : >notadir
+      target="$dir/notadir/t.%p.hhtrace"
+    else
+      mkdir ro && chmod 555 ro
+      target="$dir/ro/t.%p.hhtrace"
+    fi
+    : >exists.hhtrace
+    for out in "$target" "$dir/exists.hhtrace"; do
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$out" "$HH_KNOWN" >o 2>e || fail "exit status $? with $out"
+      cmp -s o plain.out || fail "output changed with $out"
+      [ "$(wc -l <e)" = 1 ] || fail "stderr with $out: $(cat e)"
+      grep -q '^heaphook: trace .*: cannot create the trace file (.*); the program runs on without tracing$' e ||
+        fail "warning: $(cat e)"
+    done
+    [ -s exists.hhtrace ] && fail "an existing file was written"
+    ;;
+  fork_threads | conformance)
+    # Stress under the tracer: 200 forks while 4 threads allocate (a
+    # deadlock is caught by the program's alarm), or the conformance suite
+    # in full mode on glibc and sampled on TLSF. Every trace must read back
+    # whole (children that _exit leave no END, or nothing when they had
+    # nothing written yet, or an empty file when they _exit as it is made).
+    if [ "$what" = fork_threads ]; then
+      runs=("LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace|$HH_PRELOAD_FORK libc 200")
+    else
+      runs=("LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace|$HH_CONFORMANCE"
+        "LD_PRELOAD=$HH_LIB HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1K|$HH_CONFORMANCE")
+    fi
+    for run in "${runs[@]}"; do
+      rm -f "$dir"/*.hhtrace
+      # shellcheck disable=SC2086
+      env ${run%%|*} HEAPHOOK_OUTPUT="$dir/x.%p.hhtrace" ${run#*|} >out 2>&1 || fail "${run}: $(tail -5 out)"
+      n=0
+      for t in "$dir"/x.*.hhtrace; do
+        # A child that _exits while the tracer's writer thread is creating
+        # its file leaves it empty.
+        [ -s "$t" ] || continue
+        "$HH_DUMP" "$t" >t.txt || fail "$t: $(head -1 t.txt)"
+        grep -qE '^status (OK|NO_END) ' t.txt || fail "$t: $(grep ^status t.txt)"
+        n=$((n + 1))
+      done
+      [ $n -gt 0 ] || fail "${run}: no trace"
+    done
+    ;;
+  *) fail "unknown test" ;;
+esac
+echo "ok $what"
