@@ -248,9 +248,14 @@ static void *writer_main(void *arg) {
   }
 }
 
+/* Set while this thread creates the writer thread: what pthread_create
+ * allocates (the new thread's DTV) is the tracer's own, not the program's. */
+static __thread bool t_own_allocations __attribute__((tls_model("initial-exec")));
+
 static void start_writer(void) {
   int expected = 0;
   if (!atomic_compare_exchange_strong(&writer_state, &expected, 1)) return;
+  t_own_allocations = true;
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -262,6 +267,7 @@ static void start_writer(void) {
   bool ok = pthread_create(&t, &attr, writer_main, NULL) == 0;
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+  t_own_allocations = false;
   atomic_store(&writer_state, ok ? 2 : 3);
 }
 
@@ -480,7 +486,7 @@ static void write_free(tstate *ts, hh_fn fn, const void *ptr, uint64_t now) {
 
 static void trace_on_alloc(const hh_event *ev, void *slot) {
   (void)slot;
-  if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
+  if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed) || t_own_allocations) return;
   tstate *ts = thread_state();
   if (ts == NULL) return;
   uint64_t weight = 0;
