@@ -23,7 +23,7 @@
  * lock). The exception is growth, which holds the lock across mmap and page
  * population (time proportional to the addition): size INITIAL_MEMPOOL_SIZE
  * so that it never happens. A thread first tries the lock up to SPIN_TRIES
- * times (bounded, a few microseconds; not on one CPU), then sleeps in the
+ * times (bounded: tens of microseconds at most; not on one CPU), then sleeps in the
  * kernel, whose PI queue is ordered by priority and hands the lock straight
  * to its head while boosting the holder. So the highest-priority thread
  * waits at most: the spin + one critical section (one TLSF operation). */
@@ -122,10 +122,13 @@ static void lock_init(void) {
  * blocking in the kernel. A PI mutex hands a contended lock directly to the
  * sleeping waiter, so without this a brief collision turns into a convoy of
  * futex calls and context switches (measured on 2 cores, 4 threads, 10M
- * operations: 20-33 s without the spin, 2-5 s with it). The spin adds at most SPIN_TRIES attempts (a few
- * microseconds) to the wait bound; it is skipped on one CPU, where the
- * holder cannot run while we spin. */
-#define SPIN_TRIES 100
+ * operations: 20-33 s without the spin, 2-5 s with it; 2 threads of the
+ * latency benchmark: p99.99 of 40-60 us with 100 tries, 2.5-5.5 us with 500,
+ * no better with 1000 or 2000). The spin adds at most SPIN_TRIES attempts,
+ * each a trylock and a pause (tens of microseconds in all), to the wait
+ * bound; it is skipped on one CPU, where the holder cannot run while we
+ * spin. */
+#define SPIN_TRIES 500
 
 static void lock(void) {
   for (unsigned i = 0; i < g.spin_tries; i++) {
