@@ -201,7 +201,7 @@ fi
 cat "$OUTDIR/results.md"
 
 # ---- 4a. the tracer against heaptrack (BENCH_SKIP=trace skips)
-case " $SKIP " in *" trace "*) ;; *) { printf '\n## Tracer vs heaptrack\n\n'; "$SRC/bench/trace_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
+case " $SKIP " in *" trace "*) ;; *) { printf '\n'; "$SRC/bench/trace_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
 
 # ---- 4. trace analysis: heaphook report against heaptrack_print (BENCH_SKIP=report skips)
 case " $SKIP " in *" report "*) ;; *) { printf '\n## heaphook report vs heaptrack_print\n\n'; "$SRC/bench/report_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
