@@ -1,8 +1,23 @@
 #!/bin/sh
-# make demo: the bundled example program under libheaphook.so with the counts
-# recorder, which prints how often each malloc-family function was called.
+# make demo: the bundled example program (a word counter) under heaphook.
+#  1. libheaphook.so with the counts recorder: how often each malloc-family
+#     function was called;
+#  2. the tracer: every allocation with its stack, then the report.
 set -eu
 build=${1:-build}
 lib="$build/src/libheaphook.so"
-echo "\$ HEAPHOOK_RECORD=counts LD_PRELOAD=$lib $build/examples/heaphook_demo"
-HEAPHOOK_RECORD=counts LD_PRELOAD="$lib" "$build/examples/heaphook_demo"
+hh="$build/src/cli/heaphook"
+demo="$build/examples/heaphook_demo"
+
+echo "\$ HEAPHOOK_RECORD=counts LD_PRELOAD=$lib $demo"
+HEAPHOOK_RECORD=counts LD_PRELOAD="$lib" "$demo"
+echo
+trace="$build/demo.hhtrace"
+rm -f "$trace"
+echo "\$ $hh run -o $trace -- $demo"
+"$hh" run -o "$trace" -- "$demo"
+echo
+echo "\$ $hh report --top 3 $trace"
+"$hh" report --top 3 "$trace"
+echo
+echo "Next: $hh html $trace -o $build/demo.html  (one page: timeline, flame graph, call sites)"
