@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc/tlsf/tlsf.h"
@@ -325,7 +326,8 @@ static void *alloc_or_grow(size_t size, size_t align) {
  * stay "used" to the core (so owns, block_size and the invariant walker are
  * unchanged) and count as in use in the statistics. A thread's cache goes
  * back to the pools when the thread exits (a pthread key destructor). A
- * second free of a block still in the cache is caught by a scan of its bin
+ * second free of a block still in the cache is caught: a cached block holds
+ * a key in its second word, and a free that finds the key scans the bin
  * (CACHE_DEPTH compares). HEAPHOOK_TLSF_CACHE=0 turns it off. */
 #define CACHE_BINS 32
 #define CACHE_DEPTH 8
@@ -350,6 +352,11 @@ static inline unsigned request_bin(size_t size) {
   return (unsigned)((payload + CACHE_GRANULE - 1) / CACHE_GRANULE) - 1;
 }
 
+/* A cached block carries this process-wide key in its second word, so that
+ * a free need not scan its bin unless the key is there (a second free of a
+ * cached block, or, rarely, data that happens to equal the key). */
+static uintptr_t g_cache_key_word;
+
 static void cache_flush(void *arg) {
   thread_cache *c = arg;
   lock();
@@ -360,6 +367,13 @@ static void cache_flush(void *arg) {
 }
 
 static void cache_init(void) {
+  if (g_cache_key_word == 0) {
+    /* Not secret, only unlikely to be program data: a mix of the clock and
+     * an address. Never 0 (cache_take clears the word to 0). */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    g_cache_key_word = (((uintptr_t)ts.tv_nsec << 32) ^ (uintptr_t)&g_cache_key_word ^ 0x9e3779b97f4a7c15u) | 1;
+  }
   if (g.cache && !g.cache_key_made) {
     g.cache_key_made = pthread_key_create(&g.cache_key, cache_flush) == 0;
   }
@@ -369,7 +383,10 @@ static void cache_init(void) {
 static inline void *cache_take(size_t size) {
   unsigned b = request_bin(size);
   thread_cache *c = &t_cache;
-  return c->count[b] > 0 ? c->bin[b][--c->count[b]] : NULL;
+  if (c->count[b] == 0) return NULL;
+  void *p = c->bin[b][--c->count[b]];
+  ((uintptr_t *)p)[1] = 0;
+  return p;
 }
 
 static void die_double_free(const void *ptr);
@@ -385,12 +402,16 @@ static inline bool cache_put(void *ptr) {
     lock();
     die_double_free(ptr);
   }
-  for (unsigned i = 0; i < c->count[b]; i++) {
-    if (c->bin[b][i] == ptr) {
-      lock();
-      die_double_free(ptr);
+  uintptr_t *word = (uintptr_t *)ptr + 1;
+  if (*word == g_cache_key_word) {
+    for (unsigned i = 0; i < c->count[b]; i++) {
+      if (c->bin[b][i] == ptr) {
+        lock();
+        die_double_free(ptr);
+      }
     }
   }
+  *word = g_cache_key_word;
   if (!c->registered) {
     c->registered = true;
     pthread_setspecific(g.cache_key, c);
