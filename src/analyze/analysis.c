@@ -46,22 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void *xrealloc(void *p, size_t n) {
-  void *q = realloc(p, n ? n : 1);
-  if (!q) {
-    fprintf(stderr, "heaphook: out of memory (%zu bytes)\n", n);
-    abort();
-  }
-  return q;
-}
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size ? size : 1);
-  if (!p) {
-    fprintf(stderr, "heaphook: out of memory\n");
-    abort();
-  }
-  return p;
-}
+#include "trace/xalloc.h"
 
 /* ---- costs ---------------------------------------------------------------- */
 

@@ -24,6 +24,36 @@ int hh_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
 /* Prints "heaphook[ cmd]: <message>" to stderr. */
 void hh_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Option parsing for the commands that read traces: getopt_long over
+ * argv[1..] (from the start on the first call), with -h/--help, an option
+ * missing its value and an unknown option handled alike everywhere. */
+typedef struct hh_cli_args {
+  const char *cmd, *usage;
+  int argc;
+  char **argv;
+  int status; /* what the command returns after HH_CLI_STOP */
+  bool started;
+} hh_cli_args;
+#define HH_CLI_ARGS(name, usage_text, count, vector) \
+  { .cmd = (name), .usage = (usage_text), .argc = (count), .argv = (vector) }
+#define HH_CLI_STOP (-2)
+struct option;
+/* The next option's character for the caller to handle, or -1 after the
+ * last; HH_CLI_STOP once the usage was printed for -h (a->status 0) or
+ * after a usage error, "OPT needs a value" or "unknown option OPT"
+ * (a->status 2). shortopts starts with ':'. */
+int hh_cli_getopt(hh_cli_args *a, const char *shortopts, const struct option *longopts);
+/* After the options: the one trace's path, or NULL after the usage error
+ * "no trace given" or "one trace at a time" (a->status 2). */
+const char *hh_cli_one_trace(hh_cli_args *a);
+
+/* Opens the output named by -o for writing: NULL or "-" is standard
+ * output. On failure prints "cannot write PATH: why" and returns NULL. */
+FILE *hh_cli_open_output(const char *cmd, const char *path);
+/* Flushes out and closes it (standard output stays open); returns 0, or -1
+ * after printing "cannot write PATH: why" when writing it failed. */
+int hh_cli_close_output(const char *cmd, FILE *out, const char *path);
+
 /* Whether argv[1..] asks for help ("-h" or "--help" before any "--"). */
 bool hh_cli_wants_help(int argc, char **argv);
 

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analysis.h"
 #include "cli.h"
+#include "load.h"
 #include "report_common.h"
-#include "symbolize/symbolize.h"
+#include "slots.h"
+#include "trace/strset.h"
+#include "trace/xalloc.h"
 
 static const char usage[] =
     "usage: heaphook diff [--json] [--top N] [--frames N] A B\n"
@@ -48,58 +50,41 @@ typedef struct row {
 typedef struct rows {
   row *v;
   size_t n, cap;
-  /* key -> position + 1, open addressing */
-  size_t *slots;
-  size_t nslots;
+  hh_slots index; /* key -> row */
 } rows;
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-  return h;
+static uint64_t hash_str(const char *s) { return hh_hash_bytes(s, strlen(s)); }
+
+static uint64_t row_hash(const void *rows, size_t i) { return hash_str(((const row *)rows)[i].key); }
+
+static bool is_row(const void *rows, size_t i, const void *key) {
+  return strcmp(((const row *)rows)[i].key, key) == 0;
 }
 
+/* The row of key (taken over: freed when the row exists), made when missing. */
 static row *rows_get(rows *t, char *key, int trace, uint64_t stack) {
-  if ((t->n + 1) * 2 > t->nslots) {
-    size_t ns = t->nslots ? t->nslots * 2 : 256;
-    size_t *slots = calloc(ns, sizeof *slots);
-    if (!slots) abort();
-    for (size_t i = 0; i < t->n; i++) {
-      size_t j = hash_str(t->v[i].key) & (ns - 1);
-      while (slots[j]) j = (j + 1) & (ns - 1);
-      slots[j] = i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = ns;
-  }
-  size_t j = hash_str(key) & (t->nslots - 1);
-  for (; t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
-    row *r = &t->v[t->slots[j] - 1];
-    if (strcmp(r->key, key) == 0) {
-      free(key);
-      return r;
-    }
+  if (hh_slots_fit(&t->index, t->n, 256, 0, row_hash, t->v) != 0) abort();
+  size_t *slot = hh_slots_find(&t->index, hash_str(key), is_row, t->v, key);
+  if (*slot) {
+    free(key);
+    return &t->v[*slot - 1];
   }
   if (t->n == t->cap) {
     t->cap = t->cap ? t->cap * 2 : 256;
-    t->v = realloc(t->v, t->cap * sizeof *t->v);
-    if (!t->v) abort();
+    t->v = xrealloc(t->v, t->cap * sizeof *t->v);
   }
   row *r = &t->v[t->n];
   memset(r, 0, sizeof *r);
   r->key = key;
   r->trace = trace;
   r->stack = stack;
-  t->slots[j] = ++t->n;
+  *slot = ++t->n;
   return r;
 }
 
 typedef struct input {
   const char *path;
-  hh_reader *r;
-  hh_analysis *a;
-  hh_symbolizer *sym;
+  hh_loaded l;
 } input;
 
 static void warn_cb(void *arg, const char *message) {
@@ -147,16 +132,7 @@ static void text_row(FILE *out, const row *r, input *in, size_t frames) {
   fputs(", ", out);
   put_change(out, "bytes allocated", r->v[0].bytes, r->v[1].bytes);
   fputc('\n', out);
-  const hh_frame *f[HH_REPORT_MAX_FRAMES];
-  size_t n = hh_report_frames(in[r->trace].sym, in[r->trace].r, r->stack, f, HH_REPORT_MAX_FRAMES);
-  if (!n) fputs("        [no stack recorded]\n", out);
-  size_t show = frames && n > frames ? frames : n;
-  for (size_t i = 0; i < show; i++) {
-    fputs("        ", out);
-    hh_report_put_frame(out, f[i]);
-    fputc('\n', out);
-  }
-  if (show < n) fprintf(out, "        ... %zu more frames\n", n - show);
+  hh_report_text_stack(out, in[r->trace].l.sym, in[r->trace].l.reader, r->stack, frames);
 }
 
 static void json_side(FILE *out, const side *s) {
@@ -180,46 +156,11 @@ static side totals_of(const hh_analysis *a) {
   return s;
 }
 
-static int parse_count(const char *s, size_t *out) {
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (!*s || *end || s[0] == '-') return -1;
-  *out = (size_t)v;
-  return 0;
-}
-
 int hh_cmd_diff(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"json", no_argument, NULL, 'j'},   {"top", required_argument, NULL, 't'},
-      {"frames", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
+  hh_cli_args args = HH_CLI_ARGS("diff", usage, argc, argv);
   bool json = false;
   size_t top = 20, frames = 5;
-  opterr = 0;
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (ch) {
-      case 'j':
-        json = true;
-        break;
-      case 't':
-        if (parse_count(optarg, &top)) return hh_cli_usage_error("diff", usage, "--top wants a number, not \"%s\"", optarg);
-        break;
-      case 'f':
-        if (parse_count(optarg, &frames))
-          return hh_cli_usage_error("diff", usage, "--frames wants a number, not \"%s\"", optarg);
-        break;
-      case 'h':
-        fputs(usage, stdout);
-        return HH_EXIT_OK;
-      case ':':
-        return hh_cli_usage_error("diff", usage, "%s needs a value", argv[optind - 1]);
-      default:
-        return hh_cli_usage_error("diff", usage, "unknown option %s", argv[optind - 1]);
-    }
-  }
+  if (!hh_report_options(&args, &json, &top, &frames)) return args.status;
   if (argc - optind != 2) return hh_cli_usage_error("diff", usage, "two traces wanted, A and B");
 
   input in[2] = {{0}};
@@ -227,23 +168,14 @@ int hh_cmd_diff(int argc, char **argv) {
   rows t = {0};
   for (int k = 0; k < 2; k++) {
     in[k].path = argv[optind + k];
-    in[k].r = hh_cli_open_trace("diff", in[k].path);
-    if (!in[k].r) {
-      rc = HH_EXIT_FAIL;
-      goto done;
-    }
-    char err[512];
-    hh_analyze_options opt = {.progress = true};
-    if (hh_analyze(in[k].r, &opt, &in[k].a, err, sizeof err) != 0) {
-      hh_cli_error("diff", "%s", err);
-      rc = HH_EXIT_FAIL;
-      goto done;
-    }
-    in[k].sym = hh_sym_new(warn_cb, (void *)in[k].path);
-    hh_sym_sync(in[k].sym, in[k].r);
-    for (size_t i = 0; i < in[k].a->nsites; i++) {
-      const hh_site *s = &in[k].a->sites[i];
-      row *r = rows_get(&t, hh_report_site_key(in[k].sym, in[k].r, s->stack), k, s->stack);
+    hh_load_options opt = {
+        .symbols = true, .status_later = true, .warn = warn_cb, .warn_arg = (void *)in[k].path};
+    rc = hh_load("diff", in[k].path, &opt, &in[k].l);
+    if (rc != 0) goto done;
+    const hh_analysis *a = in[k].l.analysis;
+    for (size_t i = 0; i < a->nsites; i++) {
+      const hh_site *s = &a->sites[i];
+      row *r = rows_get(&t, hh_report_site_key(in[k].l.sym, in[k].l.reader, s->stack), k, s->stack);
       side *v = &r->v[k];
       v->allocations += s->allocations;
       v->bytes += s->bytes;
@@ -254,8 +186,7 @@ int hh_cmd_diff(int argc, char **argv) {
     }
   }
   {
-    row **order = calloc(t.n ? t.n : 1, sizeof *order);
-    if (!order) abort();
+    row **order = xcalloc(t.n, sizeof *order);
     size_t ngrew = 0, nshrank = 0, n = 0;
     for (size_t i = 0; i < t.n; i++) {
       int d = direction(&t.v[i]);
@@ -267,14 +198,16 @@ int hh_cmd_diff(int argc, char **argv) {
         nshrank++;
     }
     qsort(order, n, sizeof *order, cmp_row);
-    side ta = totals_of(in[0].a), tb = totals_of(in[1].a);
+    side ta = totals_of(in[0].l.analysis), tb = totals_of(in[1].l.analysis);
     FILE *out = stdout;
     if (json) {
       fputs("{\n  \"schema\": \"heaphook-diff\",\n  \"version\": 1,\n  \"a\": {\"path\": ", out);
-      hh_report_json_string(out, in[0].path);
-      fprintf(out, ", \"status\": \"%s\"}, \"b\": {\"path\": ", hh_report_status_word(in[0].a->status));
-      hh_report_json_string(out, in[1].path);
-      fprintf(out, ", \"status\": \"%s\"},\n  \"totals\": {\"a\": ", hh_report_status_word(in[1].a->status));
+      hh_json_put_string(out, in[0].path, 0);
+      fprintf(out,
+              ", \"status\": \"%s\"}, \"b\": {\"path\": ", hh_report_status_word(in[0].l.analysis->status));
+      hh_json_put_string(out, in[1].path, 0);
+      fprintf(out, ", \"status\": \"%s\"},\n  \"totals\": {\"a\": ",
+              hh_report_status_word(in[1].l.analysis->status));
       json_side(out, &ta);
       fputs(", \"b\": ", out);
       json_side(out, &tb);
@@ -286,7 +219,7 @@ int hh_cmd_diff(int argc, char **argv) {
       for (size_t i = 0; i < show; i++) {
         const row *r = order[i];
         fputs(i ? ",\n    {\"key\": " : "\n    {\"key\": ", out);
-        hh_report_json_string(out, r->key);
+        hh_json_put_string(out, r->key, 0);
         fputs(", \"a\": ", out);
         json_side(out, &r->v[0]);
         fputs(", \"b\": ", out);
@@ -295,7 +228,8 @@ int hh_cmd_diff(int argc, char **argv) {
         json_delta(out, &r->v[0], &r->v[1]);
         fputs(",\n     \"frames\": ", out);
         const hh_frame *f[HH_REPORT_MAX_FRAMES];
-        size_t nf = hh_report_frames(in[r->trace].sym, in[r->trace].r, r->stack, f, HH_REPORT_MAX_FRAMES);
+        size_t nf =
+            hh_report_frames(in[r->trace].l.sym, in[r->trace].l.reader, r->stack, f, HH_REPORT_MAX_FRAMES);
         hh_report_json_frames(out, f, nf);
         fputc('}', out);
       }
@@ -303,9 +237,9 @@ int hh_cmd_diff(int argc, char **argv) {
     } else {
       fprintf(out, "heaphook diff: A = %s, B = %s\n", in[0].path, in[1].path);
       for (int k = 0; k < 2; k++)
-        if (in[k].a->status != HH_READ_OK)
-          fprintf(out, "%s: %s: %s\n", in[k].a->status == HH_READ_NO_END ? "warning" : "error", k ? "B" : "A",
-                  in[k].a->status_message);
+        if (in[k].l.analysis->status != HH_READ_OK)
+          fprintf(out, "%s: %s: %s\n", in[k].l.analysis->status == HH_READ_NO_END ? "warning" : "error",
+                  k ? "B" : "A", in[k].l.analysis->status_message);
       fputs("totals: ", out);
       put_change(out, "peak bytes", ta.peak_bytes, tb.peak_bytes);
       fputs(", ", out);
@@ -330,17 +264,13 @@ int hh_cmd_diff(int argc, char **argv) {
     free(order);
   }
   for (int k = 0; k < 2; k++) {
-    int s = hh_cli_report_status("diff", in[k].r);
+    int s = hh_cli_report_status("diff", in[k].l.reader);
     if (s > rc) rc = s;
   }
 done:
   for (size_t i = 0; i < t.n; i++) free(t.v[i].key);
   free(t.v);
-  free(t.slots);
-  for (int k = 0; k < 2; k++) {
-    hh_sym_free(in[k].sym);
-    hh_analysis_free(in[k].a);
-    hh_reader_close(in[k].r);
-  }
+  hh_slots_free(&t.index);
+  for (int k = 0; k < 2; k++) hh_loaded_free(&in[k].l);
   return rc;
 }

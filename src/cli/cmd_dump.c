@@ -66,11 +66,12 @@ int hh_cmd_dump(int argc, char **argv) {
       {NULL, 0, NULL, 0},
   };
   bool symbols = true, ordered = false, stacks = false;
-  opterr = 0;
-  optind = 1;
+  hh_cli_args args = HH_CLI_ARGS("dump", usage, argc, argv);
   int c;
-  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+  while ((c = hh_cli_getopt(&args, ":h", opts)) != -1) {
     switch (c) {
+      case HH_CLI_STOP:
+        return args.status;
       case 'S':
         symbols = false;
         break;
@@ -80,17 +81,10 @@ int hh_cmd_dump(int argc, char **argv) {
       case 'T':
         stacks = true;
         break;
-      case 'h':
-        fputs(usage, stdout);
-        return HH_EXIT_OK;
-      default:
-        return hh_cli_usage_error("dump", usage, "unknown option %s", argv[optind - 1]);
     }
   }
-  if (optind >= argc) return hh_cli_usage_error("dump", usage, "no trace given");
-  if (optind + 1 < argc)
-    return hh_cli_usage_error("dump", usage, "one trace at a time (got \"%s\" too)", argv[optind + 1]);
-  const char *path = argv[optind];
+  const char *path = hh_cli_one_trace(&args);
+  if (!path) return args.status;
   hh_reader *r = hh_cli_open_trace("dump", path);
   if (!r) return HH_EXIT_FAIL;
   hh_symbolizer *sym = symbols ? hh_sym_new(NULL, NULL) : NULL;

@@ -2,14 +2,13 @@
  * valgrind massif's (ms_print, massif-visualizer), pprof's gzipped
  * profile.proto (go tool pprof, pprof's web UI) and speedscope's JSON. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "render.h"
+#include "load.h"
 
 static const char usage[] =
     "usage: heaphook export --format massif|pprof|speedscope -o OUT TRACE\n"
@@ -40,11 +39,12 @@ int hh_cmd_export(int argc, char **argv) {
   };
   const char *output = NULL;
   int format = FMT_NONE;
-  opterr = 0;
-  optind = 1;
+  hh_cli_args args = HH_CLI_ARGS("export", usage, argc, argv);
   int c;
-  while ((c = getopt_long(argc, argv, ":hf:o:", opts, NULL)) != -1) {
+  while ((c = hh_cli_getopt(&args, ":hf:o:", opts)) != -1) {
     switch (c) {
+      case HH_CLI_STOP:
+        return args.status;
       case 'f':
         if (strcmp(optarg, "massif") == 0)
           format = FMT_MASSIF;
@@ -58,26 +58,17 @@ int hh_cmd_export(int argc, char **argv) {
       case 'o':
         output = optarg;
         break;
-      case 'h':
-        fputs(usage, stdout);
-        return HH_EXIT_OK;
-      case ':':
-        return hh_cli_usage_error("export", usage, "%s needs a value", argv[optind - 1]);
-      default:
-        return hh_cli_usage_error("export", usage, "unknown option %s", argv[optind - 1]);
     }
   }
-  if (optind >= argc) return hh_cli_usage_error("export", usage, "no trace given");
-  if (optind + 1 < argc)
-    return hh_cli_usage_error("export", usage, "one trace at a time (got \"%s\" too)", argv[optind + 1]);
+  const char *path = hh_cli_one_trace(&args);
+  if (!path) return args.status;
   if (format == FMT_NONE) return hh_cli_usage_error("export", usage, "no format given (--format)");
   if (!output) return hh_cli_usage_error("export", usage, "no output given (-o FILE)");
-  bool to_stdout = strcmp(output, "-") == 0;
-  if (to_stdout && format == FMT_PPROF)
+  if (strcmp(output, "-") == 0 && format == FMT_PPROF)
     return hh_cli_usage_error("export", usage, "pprof's output is a gzipped file: name it with -o");
 
   hh_loaded l;
-  int rc = hh_load("export", argv[optind], true, &l);
+  int rc = hh_load("export", path, &(hh_load_options){.profile = true}, &l);
   if (rc != 0) return rc;
   int wrc = 0;
   if (format == FMT_PPROF) {
@@ -94,9 +85,8 @@ int hh_cmd_export(int argc, char **argv) {
       free(modules);
     }
   } else {
-    FILE *out = to_stdout ? stdout : fopen(output, "w");
+    FILE *out = hh_cli_open_output("export", output);
     if (!out) {
-      hh_cli_error("export", "cannot write %s: %s", output, strerror(errno));
       hh_loaded_free(&l);
       return HH_EXIT_FAIL;
     }
@@ -105,10 +95,7 @@ int hh_cmd_export(int argc, char **argv) {
     else
       wrc = hh_write_speedscope(out, &l.profile, l.command);
     if (wrc != 0) hh_cli_error("export", "out of memory");
-    if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0)) {
-      hh_cli_error("export", "cannot write %s: %s", to_stdout ? "standard output" : output, strerror(errno));
-      wrc = -1;
-    }
+    if (hh_cli_close_output("export", out, output) != 0) wrc = -1;
   }
   rc = wrc != 0 ? HH_EXIT_FAIL : l.status;
   hh_loaded_free(&l);

@@ -2,13 +2,11 @@
  * stacks (flamegraph.pl, inferno, speedscope) or an SVG flame graph
  * (flame.c). */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli.h"
-#include "render.h"
+#include "load.h"
 
 static const char usage[] =
     "usage: heaphook flame [--cost peak|allocations|temporary|leaked] [--svg] [-o OUT] TRACE\n"
@@ -43,11 +41,12 @@ int hh_cmd_flame(int argc, char **argv) {
   const char *output = NULL;
   hh_cost cost = HH_COST_PEAK;
   bool svg = false;
-  opterr = 0;
-  optind = 1;
+  hh_cli_args args = HH_CLI_ARGS("flame", usage, argc, argv);
   int c;
-  while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+  while ((c = hh_cli_getopt(&args, ":ho:", opts)) != -1) {
     switch (c) {
+      case HH_CLI_STOP:
+        return args.status;
       case 'c':
         if (hh_cost_parse(optarg, &cost) != 0)
           return hh_cli_usage_error("flame", usage, "unknown cost \"%s\"", optarg);
@@ -58,25 +57,15 @@ int hh_cmd_flame(int argc, char **argv) {
       case 'o':
         output = optarg;
         break;
-      case 'h':
-        fputs(usage, stdout);
-        return HH_EXIT_OK;
-      case ':':
-        return hh_cli_usage_error("flame", usage, "%s needs a value", argv[optind - 1]);
-      default:
-        return hh_cli_usage_error("flame", usage, "unknown option %s", argv[optind - 1]);
     }
   }
-  if (optind >= argc) return hh_cli_usage_error("flame", usage, "no trace given");
-  if (optind + 1 < argc)
-    return hh_cli_usage_error("flame", usage, "one trace at a time (got \"%s\" too)", argv[optind + 1]);
+  const char *path = hh_cli_one_trace(&args);
+  if (!path) return args.status;
   hh_loaded l;
-  int rc = hh_load("flame", argv[optind], true, &l);
+  int rc = hh_load("flame", path, &(hh_load_options){.profile = true}, &l);
   if (rc != 0) return rc;
-  bool to_stdout = !output || strcmp(output, "-") == 0;
-  FILE *out = to_stdout ? stdout : fopen(output, "w");
+  FILE *out = hh_cli_open_output("flame", output);
   if (!out) {
-    hh_cli_error("flame", "cannot write %s: %s", output, strerror(errno));
     hh_loaded_free(&l);
     return HH_EXIT_FAIL;
   }
@@ -85,10 +74,7 @@ int hh_cmd_flame(int argc, char **argv) {
   int wrc =
       svg ? hh_write_flame_svg(out, &l.profile, cost, title) : hh_write_collapsed(out, &l.profile, cost);
   if (wrc != 0) hh_cli_error("flame", "out of memory");
-  if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0)) {
-    hh_cli_error("flame", "cannot write %s: %s", to_stdout ? "standard output" : output, strerror(errno));
-    wrc = -1;
-  }
+  if (hh_cli_close_output("flame", out, output) != 0) wrc = -1;
   rc = wrc != 0 ? HH_EXIT_FAIL : l.status;
   hh_loaded_free(&l);
   return rc;

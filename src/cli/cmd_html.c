@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyze/analysis.h"
 #include "cli.h"
 #include "html_page.h"
-#include "symbolize/symbolize.h"
+#include "load.h"
 
 static const char usage[] =
     "usage: heaphook html [--sites N] -o OUT.html TRACE\n"
@@ -32,36 +32,6 @@ static const char usage[] =
     "                    the page says when some were left out)\n"
     "  -h, --help        this help\n";
 
-typedef struct stack_ctx {
-  hh_symbolizer *sym;
-  const hh_reader *reader;
-} stack_ctx;
-
-static size_t stack_frames(void *arg, uint64_t stack, const hh_frame **out, size_t max) {
-  stack_ctx *c = arg;
-  return hh_sym_stack(c->sym, c->reader, stack, HH_SYM_FOLD, out, max);
-}
-
-/* The recorded command line, words separated by spaces (NULL when none). */
-static char *command_line(const hh_reader *r) {
-  const char *const *argv;
-  const char *exe;
-  int argc = hh_reader_command(r, &argv, &exe);
-  if (argc <= 0) return NULL;
-  size_t len = 1;
-  for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 1;
-  char *s = malloc(len), *p = s;
-  if (!s) return NULL;
-  for (int i = 0; i < argc; i++) {
-    if (i) *p++ = ' ';
-    size_t n = strlen(argv[i]);
-    memcpy(p, argv[i], n);
-    p += n;
-  }
-  *p = 0;
-  return s;
-}
-
 int hh_cmd_html(int argc, char **argv) {
   static const struct option opts[] = {
       {"output", required_argument, NULL, 'o'},
@@ -71,11 +41,12 @@ int hh_cmd_html(int argc, char **argv) {
   };
   const char *output = NULL;
   size_t site_cap = 0;
-  opterr = 0;
-  optind = 1;
+  hh_cli_args args = HH_CLI_ARGS("html", usage, argc, argv);
   int c;
-  while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+  while ((c = hh_cli_getopt(&args, ":ho:", opts)) != -1) {
     switch (c) {
+      case HH_CLI_STOP:
+        return args.status;
       case 'o':
         output = optarg;
         break;
@@ -88,58 +59,28 @@ int hh_cmd_html(int argc, char **argv) {
         site_cap = (size_t)n;
         break;
       }
-      case 'h':
-        fputs(usage, stdout);
-        return HH_EXIT_OK;
-      case ':':
-        return hh_cli_usage_error("html", usage, "%s needs a value", argv[optind - 1]);
-      default:
-        return hh_cli_usage_error("html", usage, "unknown option %s", argv[optind - 1]);
     }
   }
-  if (optind >= argc) return hh_cli_usage_error("html", usage, "no trace given");
-  if (optind + 1 < argc)
-    return hh_cli_usage_error("html", usage, "one trace at a time (got \"%s\" too)", argv[optind + 1]);
+  const char *path = hh_cli_one_trace(&args);
+  if (!path) return args.status;
   if (!output) return hh_cli_usage_error("html", usage, "no output given (-o OUT.html)");
-  const char *path = argv[optind];
 
-  hh_reader *r = hh_cli_open_trace("html", path);
-  if (!r) return HH_EXIT_FAIL;
-  char err[512];
-  hh_analyze_options opt = {.peak_blocks = true, .progress = true};
-  hh_analysis *a = NULL;
-  if (hh_analyze(r, &opt, &a, err, sizeof err) != 0) {
-    hh_cli_error("html", "%s", err);
-    hh_reader_close(r);
-    return HH_EXIT_FAIL;
-  }
-  int status = hh_cli_report_status("html", r);
-
-  hh_symbolizer *sym = hh_sym_new(NULL, NULL);
-  char *command = command_line(r);
-  int rc = HH_EXIT_FAIL;
-  if (!sym) {
-    hh_cli_error("html", "out of memory");
-    goto done;
-  }
-  hh_sym_sync(sym, r);
-  stack_ctx ctx = {sym, r};
-  const char *slash = strrchr(path, '/');
+  hh_loaded l;
+  int rc = hh_load("html", path, &(hh_load_options){.symbols = true, .peak_blocks = true}, &l);
+  if (rc != 0) return rc;
   hh_html_input in = {
-      .a = a,
-      .trace_name = slash ? slash + 1 : path,
-      .command = command,
-      .stack = stack_frames,
-      .stack_arg = &ctx,
+      .a = l.analysis,
+      .trace_name = hh_basename(path),
+      .command = l.has_command ? l.command : NULL,
+      .stack = hh_loaded_stack_frames,
+      .stack_arg = &l,
       .site_cap = site_cap,
   };
 
-  bool to_stdout = strcmp(output, "-") == 0;
-  FILE *out = to_stdout ? stdout : fopen(output, "w");
-  if (!out) {
-    hh_cli_error("html", "cannot write %s: %s", output, strerror(errno));
-    goto done;
-  }
+  rc = HH_EXIT_FAIL;
+  FILE *out = hh_cli_open_output("html", output);
+  if (!out) goto done;
+  bool to_stdout = out == stdout;
   int w = hh_html_write(out, &in);
   int saved = errno;
   if (!to_stdout && fclose(out) != 0 && w == 0) {
@@ -148,14 +89,14 @@ int hh_cmd_html(int argc, char **argv) {
   }
   if (w != 0) {
     hh_cli_error("html", "cannot write %s: %s", to_stdout ? "the page" : output, strerror(saved));
-    if (!to_stdout) unlink(output);
+    /* Remove the half-written page, but only a regular file: -o may name a
+     * device (/dev/full) or a pipe, which must never be unlinked. */
+    struct stat st;
+    if (!to_stdout && stat(output, &st) == 0 && S_ISREG(st.st_mode)) unlink(output);
     goto done;
   }
-  rc = status;
+  rc = l.status;
 done:
-  free(command);
-  if (sym) hh_sym_free(sym);
-  hh_analysis_free(a);
-  hh_reader_close(r);
+  hh_loaded_free(&l);
   return rc;
 }

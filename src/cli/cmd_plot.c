@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "render.h"
+#include "load.h"
 
 static const char usage[] =
     "usage: heaphook plot TRACE -o OUT.svg|OUT.pdf|OUT.png\n"
@@ -25,26 +25,19 @@ int hh_cmd_plot(int argc, char **argv) {
       {NULL, 0, NULL, 0},
   };
   const char *output = NULL;
-  opterr = 0;
-  optind = 1;
+  hh_cli_args args = HH_CLI_ARGS("plot", usage, argc, argv);
   int c;
-  while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+  while ((c = hh_cli_getopt(&args, ":ho:", opts)) != -1) {
     switch (c) {
+      case HH_CLI_STOP:
+        return args.status;
       case 'o':
         output = optarg;
         break;
-      case 'h':
-        fputs(usage, stdout);
-        return HH_EXIT_OK;
-      case ':':
-        return hh_cli_usage_error("plot", usage, "%s needs a value", argv[optind - 1]);
-      default:
-        return hh_cli_usage_error("plot", usage, "unknown option %s", argv[optind - 1]);
     }
   }
-  if (optind >= argc) return hh_cli_usage_error("plot", usage, "no trace given");
-  if (optind + 1 < argc)
-    return hh_cli_usage_error("plot", usage, "one trace at a time (got \"%s\" too)", argv[optind + 1]);
+  const char *path = hh_cli_one_trace(&args);
+  if (!path) return args.status;
   if (!output) return hh_cli_usage_error("plot", usage, "no output given (-o OUT.svg, OUT.pdf or OUT.png)");
   hh_chart_format format;
   if (hh_chart_format_of(output, &format) != 0) {
@@ -52,7 +45,7 @@ int hh_cmd_plot(int argc, char **argv) {
     return HH_EXIT_USAGE;
   }
   hh_loaded l;
-  int rc = hh_load("plot", argv[optind], false, &l);
+  int rc = hh_load("plot", path, &(hh_load_options){0}, &l);
   if (rc != 0) return rc;
   char err[512];
   if (hh_chart_write(output, format, l.analysis, l.command, err, sizeof err) != 0) {

@@ -1,16 +1,14 @@
 /* `heaphook report`: the analysis of a trace as text, or as JSON in the
  * schema of docs/report-json.md. */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analysis.h"
 #include "cli.h"
+#include "load.h"
 #include "report_common.h"
-#include "symbolize/symbolize.h"
 
 static const char usage[] =
     "usage: heaphook report [--json] [--top N] [--frames N] TRACE\n"
@@ -60,22 +58,6 @@ static const char *when(char *buf, size_t size, uint64_t ns) { return hh_cli_dur
 
 /* ---- text ----------------------------------------------------------------- */
 
-static void text_stack(const ctx *c, uint64_t stack) {
-  const hh_frame *frames[HH_REPORT_MAX_FRAMES];
-  size_t n = hh_report_frames(c->sym, c->r, stack, frames, HH_REPORT_MAX_FRAMES);
-  if (n == 0) {
-    fputs("        [no stack recorded]\n", c->out);
-    return;
-  }
-  size_t show = c->frames && n > c->frames ? c->frames : n;
-  for (size_t i = 0; i < show; i++) {
-    fputs("        ", c->out);
-    hh_report_put_frame(c->out, frames[i]);
-    fputc('\n', c->out);
-  }
-  if (show < n) fprintf(c->out, "        ... %zu more frames\n", n - show);
-}
-
 static void text_site_line(const ctx *c, hh_cost cost, size_t rank, const hh_site *s) {
   const hh_analysis *a = c->a;
   FILE *out = c->out;
@@ -102,7 +84,7 @@ static void text_site_line(const ctx *c, hh_cost cost, size_t rank, const hh_sit
       fputc('\n', out);
       break;
   }
-  text_stack(c, s->stack);
+  hh_report_text_stack(c->out, c->sym, c->r, s->stack, c->frames);
 }
 
 static void text_ranking(const ctx *c, hh_cost cost, const char *title) {
@@ -234,13 +216,13 @@ static void json_site(const ctx *c, const hh_site *s, const char *indent) {
           ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 ",\n%s \"function\": ",
           indent, s->stack, s->allocations, s->bytes, s->temporary, s->peak_bytes, s->peak_blocks, s->leaked_bytes,
           s->leaked_blocks, indent);
-  hh_report_json_string(out, n ? frames[0]->function : NULL);
+  hh_json_put_string(out, n ? frames[0]->function : NULL, 0);
   fputs(", \"location\": ", out);
   if (n && frames[0]->file) {
     const char *slash = strrchr(frames[0]->file, '/');
     char loc[512];
     snprintf(loc, sizeof loc, "%s:%" PRIu32, slash ? slash + 1 : frames[0]->file, frames[0]->line);
-    hh_report_json_string(out, loc);
+    hh_json_put_string(out, loc, 0);
   } else {
     fputs("null", out);
   }
@@ -268,22 +250,22 @@ static void json_report(const ctx *c, const char *path) {
   const hh_trace_header *h = hh_reader_header(c->r);
   fputs("{\n  \"schema\": \"heaphook-report\",\n  \"version\": 1,\n", out);
   fputs("  \"trace\": {\"path\": ", out);
-  hh_report_json_string(out, path);
+  hh_json_put_string(out, path, 0);
   fprintf(out, ", \"pid\": %" PRIu32 ", \"ppid\": %" PRIu32 ", \"start_wall_ns\": %" PRIu64 ",\n", h->pid, h->ppid,
           h->start_wall_ns);
   fprintf(out, "    \"status\": \"%s\", \"message\": ", hh_report_status_word(a->status));
-  hh_report_json_string(out, a->status_message);
+  hh_json_put_string(out, a->status_message, 0);
   fprintf(out, ",\n    \"sampled\": %s, \"sample_bytes\": %" PRIu64 ", \"late_events\": %" PRIu64 ",\n",
           a->sampled ? "true" : "false", a->sample_bytes, a->late_events);
   const char *const *argv;
   const char *exe;
   int argc = hh_reader_command(c->r, &argv, &exe);
   fputs("    \"exe\": ", out);
-  hh_report_json_string(out, argc ? exe : NULL);
+  hh_json_put_string(out, argc ? exe : NULL, 0);
   fputs(", \"argv\": [", out);
   for (int i = 0; i < argc; i++) {
     if (i) fputs(", ", out);
-    hh_report_json_string(out, argv[i]);
+    hh_json_put_string(out, argv[i], 0);
   }
   fputs("]},\n", out);
   fprintf(out,
@@ -316,7 +298,7 @@ static void json_report(const ctx *c, const char *path) {
   for (size_t i = 0; i < a->nthreads; i++) {
     const hh_thread_stats *t = &a->threads[i];
     fprintf(out, "%s\n    {\"index\": %" PRIu32 ", \"tid\": %" PRIu64 ", \"name\": ", i ? "," : "", t->index, t->tid);
-    hh_report_json_string(out, t->name ? t->name : "");
+    hh_json_put_string(out, t->name ? t->name : "", 0);
     fprintf(out,
             ", \"allocations\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"temporary\": %" PRIu64
             ", \"peak_bytes\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 "}",
@@ -326,7 +308,7 @@ static void json_report(const ctx *c, const char *path) {
   fputs("  \"markers\": [", out);
   for (size_t i = 0; i < a->nmarkers; i++) {
     fprintf(out, "%s\n    {\"time_ns\": %" PRIu64 ", \"name\": ", i ? "," : "", a->markers[i].time_ns);
-    hh_report_json_string(out, a->markers[i].name);
+    hh_json_put_string(out, a->markers[i].name, 0);
     fputc('}', out);
   }
   fputs(a->nmarkers ? "\n  ]\n}\n" : "]\n}\n", out);
@@ -334,72 +316,25 @@ static void json_report(const ctx *c, const char *path) {
 
 /* ---- the command ---------------------------------------------------------- */
 
-static int parse_count(const char *s, size_t *out) {
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (!*s || *end || s[0] == '-') return -1;
-  *out = (size_t)v;
-  return 0;
-}
-
 int hh_cmd_report(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"json", no_argument, NULL, 'j'},   {"top", required_argument, NULL, 't'},
-      {"frames", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
+  hh_cli_args args = HH_CLI_ARGS("report", usage, argc, argv);
   bool json = false;
   size_t top = 10, frames = 5;
-  opterr = 0;
-  optind = 1;
-  int ch;
-  while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (ch) {
-      case 'j':
-        json = true;
-        break;
-      case 't':
-        if (parse_count(optarg, &top)) return hh_cli_usage_error("report", usage, "--top wants a number, not \"%s\"", optarg);
-        break;
-      case 'f':
-        if (parse_count(optarg, &frames))
-          return hh_cli_usage_error("report", usage, "--frames wants a number, not \"%s\"", optarg);
-        break;
-      case 'h':
-        fputs(usage, stdout);
-        return HH_EXIT_OK;
-      case ':':
-        return hh_cli_usage_error("report", usage, "%s needs a value", argv[optind - 1]);
-      default:
-        return hh_cli_usage_error("report", usage, "unknown option %s", argv[optind - 1]);
-    }
-  }
-  if (optind >= argc) return hh_cli_usage_error("report", usage, "no trace given");
-  if (optind + 1 < argc)
-    return hh_cli_usage_error("report", usage, "one trace at a time (got \"%s\" too)", argv[optind + 1]);
-  const char *path = argv[optind];
-  hh_reader *r = hh_cli_open_trace("report", path);
-  if (!r) return HH_EXIT_FAIL;
-  hh_analysis *a;
-  char err[512];
-  hh_analyze_options opt = {.progress = true};
-  if (hh_analyze(r, &opt, &a, err, sizeof err) != 0) {
-    hh_cli_error("report", "%s", err);
-    hh_reader_close(r);
-    return HH_EXIT_FAIL;
-  }
-  hh_symbolizer *sym = hh_sym_new(warn_cb, NULL);
-  hh_sym_sync(sym, r);
-  ctx c = {a, r, sym, stdout, top, frames, 0};
-  for (size_t i = 0; i < a->nsites; i++) c.calls += a->sites[i].allocations;
+  if (!hh_report_options(&args, &json, &top, &frames)) return args.status;
+  const char *path = hh_cli_one_trace(&args);
+  if (!path) return args.status;
+  hh_loaded l;
+  hh_load_options opt = {.symbols = true, .status_later = true, .warn = warn_cb};
+  int rc = hh_load("report", path, &opt, &l);
+  if (rc != 0) return rc;
+  ctx c = {l.analysis, l.reader, l.sym, stdout, top, frames, 0};
+  for (size_t i = 0; i < l.analysis->nsites; i++) c.calls += l.analysis->sites[i].allocations;
   if (json)
     json_report(&c, path);
   else
     text_report(&c, path);
   fflush(stdout);
-  int rc = hh_cli_report_status("report", r);
-  hh_sym_free(sym);
-  hh_analysis_free(a);
-  hh_reader_close(r);
+  rc = hh_cli_report_status("report", l.reader);
+  hh_loaded_free(&l);
   return rc;
 }

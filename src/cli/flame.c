@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "render.h"
+#include "slots.h"
 
 #define NAME_MAX_LEN 1024
 
@@ -92,8 +94,7 @@ typedef struct fnode {
 typedef struct ftree {
   fnode *nodes;
   size_t n, cap;
-  size_t *slots; /* node index + 1; 0 empty */
-  size_t nslots;
+  hh_slots index; /* (parent, name) -> node; the root is not in it */
   uint32_t max_depth;
 } ftree;
 
@@ -103,29 +104,28 @@ static uint64_t hash_name(size_t parent, const char *name) {
   return h;
 }
 
-static int tree_grow_slots(ftree *t) {
-  size_t nslots = t->nslots ? t->nslots * 2 : 1024;
-  size_t *slots = calloc(nslots, sizeof *slots);
-  if (!slots) return -1;
-  for (size_t i = 1; i < t->n; i++) {
-    size_t k = hash_name(t->nodes[i].parent, t->nodes[i].name) & (nslots - 1);
-    while (slots[k]) k = (k + 1) & (nslots - 1);
-    slots[k] = i + 1;
-  }
-  free(t->slots);
-  t->slots = slots;
-  t->nslots = nslots;
-  return 0;
+typedef struct child_key {
+  size_t parent;
+  const char *name;
+} child_key;
+
+static uint64_t node_hash(const void *nodes, size_t i) {
+  const fnode *n = (const fnode *)nodes + i;
+  return hash_name(n->parent, n->name);
+}
+
+static bool is_child(const void *nodes, size_t i, const void *key) {
+  const fnode *n = (const fnode *)nodes + i;
+  const child_key *k = key;
+  return n->parent == k->parent && strcmp(n->name, k->name) == 0;
 }
 
 /* The child `name` of `parent`, made when missing; (size_t)-1 when out of memory. */
 static size_t tree_child(ftree *t, size_t parent, const char *name) {
-  if (2 * (t->n + 1) > t->nslots && tree_grow_slots(t) != 0) return (size_t)-1;
-  size_t k = hash_name(parent, name) & (t->nslots - 1);
-  for (; t->slots[k]; k = (k + 1) & (t->nslots - 1)) {
-    fnode *c = &t->nodes[t->slots[k] - 1];
-    if (c->parent == parent && strcmp(c->name, name) == 0) return t->slots[k] - 1;
-  }
+  if (hh_slots_fit(&t->index, t->n, 1024, 1, node_hash, t->nodes) != 0) return (size_t)-1;
+  size_t *slot =
+      hh_slots_find(&t->index, hash_name(parent, name), is_child, t->nodes, &(child_key){parent, name});
+  if (*slot) return *slot - 1;
   if (t->n == t->cap) {
     size_t cap = t->cap * 2;
     fnode *grown = realloc(t->nodes, cap * sizeof *grown);
@@ -141,14 +141,14 @@ static size_t tree_child(ftree *t, size_t parent, const char *name) {
       (fnode){.name = copy, .parent = parent, .next_sibling = pn->first_child, .depth = pn->depth + 1};
   pn->first_child = i;
   if (t->nodes[i].depth > t->max_depth) t->max_depth = t->nodes[i].depth;
-  t->slots[k] = i + 1;
+  *slot = i + 1;
   return i;
 }
 
 static void tree_free(ftree *t) {
   for (size_t i = 0; i < t->n; i++) free(t->nodes[i].name);
   free(t->nodes);
-  free(t->slots);
+  hh_slots_free(&t->index);
 }
 
 static int tree_build(ftree *t, const hh_profile *p, hh_cost cost) {
@@ -217,7 +217,7 @@ static int draw(svg_ctx *c, size_t i, double x) {
     color_of(n->name, &r, &g, &b);
   double total = (double)c->t->nodes[0].cost;
   fprintf(c->out, "<g class=\"f\"><title>");
-  hh_xml_text(c->out, n->name);
+  hh_xml_put_text(c->out, n->name, 0);
   fprintf(c->out, " (%" PRIu64 " %s, %.2f%%)</title>", n->cost, cost_unit(c->cost),
           total > 0 ? 100.0 * (double)n->cost / total : 0.0);
   fprintf(c->out,
@@ -235,7 +235,7 @@ static int draw(svg_ctx *c, size_t i, double x) {
       memcpy(label + keep, "..", 3);
     }
     fprintf(c->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4);
-    hh_xml_text(c->out, label);
+    hh_xml_put_text(c->out, label, 0);
     fputs("</text>", c->out);
   }
   fputs("</g>\n", c->out);
@@ -273,7 +273,7 @@ int hh_write_flame_svg(FILE *out, const hh_profile *p, hh_cost cost, const char 
           "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#f8f8f8\"/>\n"
           "<text x=\"%d\" y=\"24\" text-anchor=\"middle\" style=\"font-size:16px\">",
           SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH / 2);
-  hh_xml_text(out, title);
+  hh_xml_put_text(out, title, 0);
   fprintf(out, "</text>\n<text x=\"%d\" y=\"%d\">%s: %" PRIu64 " %s in all</text>\n", PAD, TITLE_H - 4,
           hh_cost_name(cost), t.nodes[0].cost, cost_unit(cost));
   svg_ctx c = {.out = out, .t = &t, .cost = cost, .height = height};

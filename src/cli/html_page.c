@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+
 #define MAX_FRAMES 512
 /* Fragmentation map: blocks closer than GAP belong to one region; at most
  * MAX_REGIONS regions (the largest by bytes occupied) are drawn, each with at
@@ -45,94 +47,15 @@
 
 static void put_u64(FILE *out, uint64_t v) { fprintf(out, "%" PRIu64, v); }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s) {
-  unsigned c = s[0];
-  if (c < 0x80) return 1;
-  size_t n;
-  uint32_t cp;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-    cp = c & 0x1f;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    cp = c & 0x0f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  for (size_t i = 1; i < n; i++) {
-    if ((s[i] & 0xc0) != 0x80) return 0;
-    cp = cp << 6 | (s[i] & 0x3f);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return n;
-}
+/* A JSON string, safe inside the <script> element. */
+static void put_string(FILE *out, const char *s) { hh_json_put_string(out, s, HH_JSON_SCRIPT); }
 
-static void put_string(FILE *out, const char *str) {
-  if (!str) {
-    fputs("null", out);
-    return;
-  }
-  const unsigned char *s = (const unsigned char *)str;
-  fputc('"', out);
-  while (*s) {
-    unsigned c = *s;
-    if (c == '"' || c == '\\') {
-      fputc('\\', out);
-      fputc((int)c, out);
-      s++;
-    } else if (c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&' || c == '\'') {
-      fprintf(out, "\\u%04x", c);
-      s++;
-    } else if (c < 0x80) {
-      fputc((int)c, out);
-      s++;
-    } else {
-      size_t n = utf8_len(s);
-      if (n == 0) {
-        fputs("\\ufffd", out);
-        s++;
-      } else if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9)) {
-        fprintf(out, "\\u%04x", s[2] == 0xa8 ? 0x2028 : 0x2029);
-        s += 3;
-      } else {
-        fwrite(s, 1, n, out);
-        s += n;
-      }
-    }
-  }
-  fputc('"', out);
+/* Element i of an array of [x, y] pairs. */
+static void put_pair(FILE *out, size_t i, uint64_t x, uint64_t y) {
+  fprintf(out, "%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", x, y);
 }
 
 static void put_hex(FILE *out, uint64_t v) { fprintf(out, "\"0x%" PRIx64 "\"", v); }
-
-static void put_html_text(FILE *out, const char *s) {
-  for (; *s; s++) {
-    switch (*s) {
-      case '<':
-        fputs("&lt;", out);
-        break;
-      case '>':
-        fputs("&gt;", out);
-        break;
-      case '&':
-        fputs("&amp;", out);
-        break;
-      case '"':
-        fputs("&quot;", out);
-        break;
-      case '\'':
-        fputs("&#39;", out);
-        break;
-      default:
-        fputc(*s, out);
-    }
-  }
-}
 
 /* ---- interning: strings and frames --------------------------------------- */
 
@@ -551,21 +474,9 @@ static int write_data(FILE *out, const hh_html_input *in) {
     put_string(out, strs.items[i]);
   }
   fputs("],\n\"timeline\":[", out);
-  for (size_t i = 0; i < a->npoints; i++) {
-    fputs(i ? ",[" : "[", out);
-    put_u64(out, a->timeline[i].time_ns);
-    fputc(',', out);
-    put_u64(out, a->timeline[i].heap_bytes);
-    fputc(']', out);
-  }
+  for (size_t i = 0; i < a->npoints; i++) put_pair(out, i, a->timeline[i].time_ns, a->timeline[i].heap_bytes);
   fputs("],\n\"rss\":[", out);
-  for (size_t i = 0; i < a->nrss; i++) {
-    fputs(i ? ",[" : "[", out);
-    put_u64(out, a->rss[i].time_ns);
-    fputc(',', out);
-    put_u64(out, a->rss[i].rss_bytes);
-    fputc(']', out);
-  }
+  for (size_t i = 0; i < a->nrss; i++) put_pair(out, i, a->rss[i].time_ns, a->rss[i].rss_bytes);
   fputs("],\n\"markers\":[", out);
   for (size_t i = 0; i < a->nmarkers; i++) {
     fputs(i ? ",[" : "[", out);
@@ -639,7 +550,7 @@ static int write_template(FILE *out, const hh_html_input *in) {
     size_t n = (size_t)(close - at - 2);
     const char *name = at + 2;
     if (n == 5 && memcmp(name, "TITLE", 5) == 0) {
-      put_html_text(out, in->trace_name ? in->trace_name : "");
+      hh_xml_put_text(out, in->trace_name ? in->trace_name : "", HH_XML_HTML);
     } else if (n == 5 && memcmp(name, "STYLE", 5) == 0) {
       fwrite(hh_asset_page_css, 1, hh_asset_page_css_len, out);
     } else if (n == 6 && memcmp(name, "SCRIPT", 6) == 0) {

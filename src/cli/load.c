@@ -1,20 +1,21 @@
-/* Opening, analysing and symbolizing a trace for plot, flame and export
- * (render.h). */
+/* Opening, analysing and symbolizing a trace (load.h). */
+#include "load.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "render.h"
 
-static size_t stack_frames(void *arg, uint64_t stack, const hh_frame **out, size_t max) {
+size_t hh_loaded_stack_frames(void *arg, uint64_t stack, const hh_frame **out, size_t max) {
   hh_loaded *l = arg;
   return hh_sym_stack(l->sym, l->reader, stack, HH_SYM_FOLD, out, max);
 }
 
-static char *command_line(const hh_reader *r, const char *path) {
+static char *command_line(const hh_reader *r, const char *path, bool *recorded) {
   const char *const *argv;
   const char *exe;
   int argc = hh_reader_command(r, &argv, &exe);
+  *recorded = argc > 0;
   size_t len = 1;
   for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 1;
   char *s = malloc(argc ? len : strlen(path) + 1);
@@ -28,26 +29,26 @@ static char *command_line(const hh_reader *r, const char *path) {
   return s;
 }
 
-int hh_load(const char *cmd, const char *path, bool stacks, hh_loaded *out) {
+int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_loaded *out) {
   memset(out, 0, sizeof *out);
   out->reader = hh_cli_open_trace(cmd, path);
   if (!out->reader) return HH_EXIT_FAIL;
   char err[512];
-  hh_analyze_options opt = {.progress = true};
-  if (hh_analyze(out->reader, &opt, &out->analysis, err, sizeof err) != 0) {
+  hh_analyze_options aopt = {.peak_blocks = opt->peak_blocks, .progress = true};
+  if (hh_analyze(out->reader, &aopt, &out->analysis, err, sizeof err) != 0) {
     hh_cli_error(cmd, "%s", err);
     hh_loaded_free(out);
     return HH_EXIT_FAIL;
   }
-  out->status = hh_cli_report_status(cmd, out->reader);
-  out->command = command_line(out->reader, path);
+  if (!opt->status_later) out->status = hh_cli_report_status(cmd, out->reader);
+  out->command = command_line(out->reader, path, &out->has_command);
   if (!out->command) goto oom;
-  if (stacks) {
-    out->sym = hh_sym_new(NULL, NULL);
-    if (!out->sym) goto oom;
+  if (opt->symbols || opt->profile) {
+    out->sym = hh_sym_new(opt->warn, opt->warn_arg);
     hh_sym_sync(out->sym, out->reader);
-    if (hh_profile_build(&out->profile, out->analysis, stack_frames, out) != 0) goto oom;
   }
+  if (opt->profile && hh_profile_build(&out->profile, out->analysis, hh_loaded_stack_frames, out) != 0)
+    goto oom;
   return 0;
 oom:
   hh_cli_error(cmd, "out of memory");

@@ -2,6 +2,9 @@
  * lives in its own cmd_<name>.c and is listed in commands.def; this file
  * only dispatches and prints the overall help. Never linked with the hook
  * layer. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,6 +94,60 @@ int hh_cli_usage_error(const char *cmd, const char *usage_text, const char *fmt,
   va_end(ap);
   fputs(usage_text, stderr);
   return HH_EXIT_USAGE;
+}
+
+int hh_cli_getopt(hh_cli_args *a, const char *shortopts, const struct option *longopts) {
+  if (!a->started) {
+    opterr = 0;
+    optind = 1;
+    a->started = true;
+  }
+  int c = getopt_long(a->argc, a->argv, shortopts, longopts, NULL);
+  switch (c) {
+    case 'h':
+      fputs(a->usage, stdout);
+      a->status = HH_EXIT_OK;
+      return HH_CLI_STOP;
+    case ':':
+      a->status = hh_cli_usage_error(a->cmd, a->usage, "%s needs a value", a->argv[optind - 1]);
+      return HH_CLI_STOP;
+    case '?':
+      a->status = hh_cli_usage_error(a->cmd, a->usage, "unknown option %s", a->argv[optind - 1]);
+      return HH_CLI_STOP;
+    default:
+      return c;
+  }
+}
+
+const char *hh_cli_one_trace(hh_cli_args *a) {
+  if (optind >= a->argc) {
+    a->status = hh_cli_usage_error(a->cmd, a->usage, "no trace given");
+    return NULL;
+  }
+  if (optind + 1 < a->argc) {
+    a->status =
+        hh_cli_usage_error(a->cmd, a->usage, "one trace at a time (got \"%s\" too)", a->argv[optind + 1]);
+    return NULL;
+  }
+  return a->argv[optind];
+}
+
+static bool is_stdout(const char *path) { return !path || strcmp(path, "-") == 0; }
+
+FILE *hh_cli_open_output(const char *cmd, const char *path) {
+  if (is_stdout(path)) return stdout;
+  FILE *out = fopen(path, "w");
+  if (!out) hh_cli_error(cmd, "cannot write %s: %s", path, strerror(errno));
+  return out;
+}
+
+int hh_cli_close_output(const char *cmd, FILE *out, const char *path) {
+  bool to_stdout = is_stdout(path);
+  if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0)) {
+    hh_cli_error(cmd, "cannot write %s: %s", to_stdout ? "standard output" : path, strerror(errno));
+    return -1;
+  }
+  return 0;
 }
 
 bool hh_cli_wants_help(int argc, char **argv) {

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "slots.h"
 
 #define THRESHOLD_PERCENT 1.0
 
@@ -37,8 +38,7 @@ typedef struct mnode {
 typedef struct mtree {
   mnode *nodes;
   size_t n, cap;
-  size_t *slots;
-  size_t nslots;
+  hh_slots index; /* (parent, frame) -> node; the root is not in it */
 } mtree;
 
 static uint64_t key_hash(size_t parent, const hh_frame *f) {
@@ -46,28 +46,26 @@ static uint64_t key_hash(size_t parent, const hh_frame *f) {
   return h ^ (h >> 29);
 }
 
-static int regrow(mtree *t) {
-  size_t nslots = t->nslots ? t->nslots * 2 : 1024;
-  size_t *slots = calloc(nslots, sizeof *slots);
-  if (!slots) return -1;
-  for (size_t i = 1; i < t->n; i++) {
-    size_t k = key_hash(t->nodes[i].parent, t->nodes[i].frame) & (nslots - 1);
-    while (slots[k]) k = (k + 1) & (nslots - 1);
-    slots[k] = i + 1;
-  }
-  free(t->slots);
-  t->slots = slots;
-  t->nslots = nslots;
-  return 0;
+typedef struct child_key {
+  size_t parent;
+  const hh_frame *frame;
+} child_key;
+
+static uint64_t node_hash(const void *nodes, size_t i) {
+  const mnode *n = (const mnode *)nodes + i;
+  return key_hash(n->parent, n->frame);
+}
+
+static bool is_child(const void *nodes, size_t i, const void *key) {
+  const mnode *n = (const mnode *)nodes + i;
+  const child_key *k = key;
+  return n->parent == k->parent && n->frame == k->frame;
 }
 
 static size_t child(mtree *t, size_t parent, const hh_frame *f) {
-  if (2 * (t->n + 1) > t->nslots && regrow(t) != 0) return (size_t)-1;
-  size_t k = key_hash(parent, f) & (t->nslots - 1);
-  for (; t->slots[k]; k = (k + 1) & (t->nslots - 1)) {
-    mnode *c = &t->nodes[t->slots[k] - 1];
-    if (c->parent == parent && c->frame == f) return t->slots[k] - 1;
-  }
+  if (hh_slots_fit(&t->index, t->n, 1024, 1, node_hash, t->nodes) != 0) return (size_t)-1;
+  size_t *slot = hh_slots_find(&t->index, key_hash(parent, f), is_child, t->nodes, &(child_key){parent, f});
+  if (*slot) return *slot - 1;
   if (t->n == t->cap) {
     mnode *grown = realloc(t->nodes, 2 * t->cap * sizeof *grown);
     if (!grown) return (size_t)-1;
@@ -77,7 +75,7 @@ static size_t child(mtree *t, size_t parent, const hh_frame *f) {
   size_t i = t->n++;
   t->nodes[i] = (mnode){.frame = f, .parent = parent, .next_sibling = t->nodes[parent].first_child};
   t->nodes[parent].first_child = i;
-  t->slots[k] = i + 1;
+  *slot = i + 1;
   return i;
 }
 
@@ -156,7 +154,7 @@ static int put_heap_tree(FILE *out, const hh_profile *p, hh_cost cost) {
   rc = put_tree(out, &t, 0, 0, t.nodes[0].bytes);
 done:
   free(t.nodes);
-  free(t.slots);
+  hh_slots_free(&t.index);
   return rc;
 }
 

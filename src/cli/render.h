@@ -95,26 +95,4 @@ int hh_chart_format_of(const char *path, hh_chart_format *out);
 int hh_chart_write(const char *path, hh_chart_format format, const hh_analysis *a, const char *title,
                    char *err, size_t err_size);
 
-/* ---- load.c ----------------------------------------------------------------
- * What the three commands share: open a trace, analyse it, symbolize its
- * sites. */
-typedef struct hh_loaded {
-  hh_reader *reader;
-  hh_analysis *analysis;
-  hh_symbolizer *sym; /* with stacks only */
-  hh_profile profile; /* with stacks only */
-  char *command;      /* the recorded command line, or the trace's path */
-  int status;         /* exit status the trace implies (hh_cli_report_status) */
-} hh_loaded;
-/* Returns 0, or an exit status (after printing why) when nothing could be
- * analysed. A trace cut short or damaged is loaded as far as it goes, its
- * message printed and out->status set to 1. */
-int hh_load(const char *cmd, const char *path, bool stacks, hh_loaded *out);
-void hh_loaded_free(hh_loaded *l);
-
-/* Writes a JSON string literal (with quotes). */
-void hh_json_string(FILE *out, const char *s);
-/* Writes s with XML's special characters escaped. */
-void hh_xml_text(FILE *out, const char *s);
-
 #endif

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "report_common.h"
 
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,48 @@
 static const char *base_name(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
+}
+
+/* A count for --top and --frames: digits only. */
+static int parse_count(const char *s, size_t *out) {
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (!*s || *end || s[0] == '-') return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+bool hh_report_options(hh_cli_args *a, bool *json, size_t *top, size_t *frames) {
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, 'j'},
+      {"top", required_argument, NULL, 't'},
+      {"frames", required_argument, NULL, 'f'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  int ch;
+  while ((ch = hh_cli_getopt(a, ":h", opts)) != -1) {
+    switch (ch) {
+      case HH_CLI_STOP:
+        return false;
+      case 'j':
+        *json = true;
+        break;
+      case 't':
+        if (parse_count(optarg, top)) {
+          a->status = hh_cli_usage_error(a->cmd, a->usage, "--top wants a number, not \"%s\"", optarg);
+          return false;
+        }
+        break;
+      case 'f':
+        if (parse_count(optarg, frames)) {
+          a->status = hh_cli_usage_error(a->cmd, a->usage, "--frames wants a number, not \"%s\"", optarg);
+          return false;
+        }
+        break;
+    }
+  }
+  return true;
 }
 
 size_t hh_report_frames(hh_symbolizer *sym, const hh_reader *r, uint64_t stack, const hh_frame **out, size_t max) {
@@ -26,6 +69,22 @@ void hh_report_put_frame(FILE *out, const hh_frame *f) {
   else if (f->module)
     fprintf(out, " (%s+0x%" PRIx64 ")", base_name(f->module), f->module_offset);
   if (f->inlined) fputs(" [inlined]", out);
+}
+
+void hh_report_text_stack(FILE *out, hh_symbolizer *sym, const hh_reader *r, uint64_t stack, size_t frames) {
+  const hh_frame *f[HH_REPORT_MAX_FRAMES];
+  size_t n = hh_report_frames(sym, r, stack, f, HH_REPORT_MAX_FRAMES);
+  if (n == 0) {
+    fputs("        [no stack recorded]\n", out);
+    return;
+  }
+  size_t show = frames && n > frames ? frames : n;
+  for (size_t i = 0; i < show; i++) {
+    fputs("        ", out);
+    hh_report_put_frame(out, f[i]);
+    fputc('\n', out);
+  }
+  if (show < n) fprintf(out, "        ... %zu more frames\n", n - show);
 }
 
 char *hh_report_site_key(hh_symbolizer *sym, const hh_reader *r, uint64_t stack) {
@@ -50,51 +109,17 @@ char *hh_report_site_key(hh_symbolizer *sym, const hh_reader *r, uint64_t stack)
   return buf;
 }
 
-void hh_report_json_string(FILE *out, const char *s) {
-  if (!s) {
-    fputs("null", out);
-    return;
-  }
-  fputc('"', out);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    switch (c) {
-      case '"':
-        fputs("\\\"", out);
-        break;
-      case '\\':
-        fputs("\\\\", out);
-        break;
-      case '\n':
-        fputs("\\n", out);
-        break;
-      case '\t':
-        fputs("\\t", out);
-        break;
-      case '\r':
-        fputs("\\r", out);
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f)
-          fprintf(out, "\\u%04x", c);
-        else
-          fputc(c, out);
-    }
-  }
-  fputc('"', out);
-}
-
 void hh_report_json_frames(FILE *out, const hh_frame *const *frames, size_t n) {
   fputc('[', out);
   for (size_t i = 0; i < n; i++) {
     const hh_frame *f = frames[i];
     fputs(i ? ", {" : "{", out);
     fputs("\"function\": ", out);
-    hh_report_json_string(out, f->function);
+    hh_json_put_string(out, f->function, 0);
     fputs(", \"file\": ", out);
-    hh_report_json_string(out, f->file);
+    hh_json_put_string(out, f->file, 0);
     fprintf(out, ", \"line\": %" PRIu32 ", \"module\": ", f->line);
-    hh_report_json_string(out, f->module);
+    hh_json_put_string(out, f->module, 0);
     fprintf(out, ", \"module_offset\": %" PRIu64 ", \"ip\": %" PRIu64 ", \"inlined\": %s}", f->module_offset, f->ip,
             f->inlined ? "true" : "false");
   }

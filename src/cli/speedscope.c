@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "render.h"
+#include "slots.h"
 
 typedef struct frame_key {
   char *name;
@@ -23,8 +25,7 @@ typedef struct frame_key {
 typedef struct frames {
   frame_key *keys;
   size_t n, cap;
-  size_t *slots; /* index + 1 */
-  size_t nslots;
+  hh_slots index; /* (name, file) -> frame */
 } frames;
 
 static uint64_t key_hash(const char *name, const char *file) {
@@ -38,31 +39,24 @@ static uint64_t key_hash(const char *name, const char *file) {
 
 static bool same_file(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
 
-static int frames_grow(frames *t) {
-  size_t nslots = t->nslots ? t->nslots * 2 : 256;
-  size_t *slots = calloc(nslots, sizeof *slots);
-  if (!slots) return -1;
-  for (size_t i = 0; i < t->n; i++) {
-    size_t k = key_hash(t->keys[i].name, t->keys[i].file) & (nslots - 1);
-    while (slots[k]) k = (k + 1) & (nslots - 1);
-    slots[k] = i + 1;
-  }
-  free(t->slots);
-  t->slots = slots;
-  t->nslots = nslots;
-  return 0;
+static uint64_t frame_hash(const void *keys, size_t i) {
+  const frame_key *k = (const frame_key *)keys + i;
+  return key_hash(k->name, k->file);
+}
+
+static bool is_frame(const void *keys, size_t i, const void *key) {
+  const frame_key *e = (const frame_key *)keys + i, *k = key;
+  return strcmp(e->name, k->name) == 0 && same_file(e->file, k->file);
 }
 
 /* The index of frame f; (size_t)-1 when out of memory. */
 static size_t frame_index(frames *t, const hh_frame *f) {
   char name[1024];
   hh_frame_name(f, name, sizeof name);
-  if (2 * (t->n + 1) > t->nslots && frames_grow(t) != 0) return (size_t)-1;
-  size_t k = key_hash(name, f->file) & (t->nslots - 1);
-  for (; t->slots[k]; k = (k + 1) & (t->nslots - 1)) {
-    frame_key *e = &t->keys[t->slots[k] - 1];
-    if (strcmp(e->name, name) == 0 && same_file(e->file, f->file)) return t->slots[k] - 1;
-  }
+  if (hh_slots_fit(&t->index, t->n, 256, 0, frame_hash, t->keys) != 0) return (size_t)-1;
+  size_t *slot =
+      hh_slots_find(&t->index, key_hash(name, f->file), is_frame, t->keys, &(frame_key){name, f->file});
+  if (*slot) return *slot - 1;
   if (t->n == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 256;
     frame_key *grown = realloc(t->keys, cap * sizeof *grown);
@@ -73,7 +67,7 @@ static size_t frame_index(frames *t, const hh_frame *f) {
   char *copy = strdup(name);
   if (!copy) return (size_t)-1;
   t->keys[t->n] = (frame_key){copy, f->file};
-  t->slots[k] = t->n + 1;
+  *slot = t->n + 1;
   return t->n++;
 }
 
@@ -107,10 +101,10 @@ int hh_write_speedscope(FILE *out, const hh_profile *p, const char *name) {
         out);
   for (size_t i = 0; i < t.n; i++) {
     fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-    hh_json_string(out, t.keys[i].name);
+    hh_json_put_string(out, t.keys[i].name, 0);
     if (t.keys[i].file) {
       fputs(",\"file\":", out);
-      hh_json_string(out, t.keys[i].file);
+      hh_json_put_string(out, t.keys[i].file, 0);
     }
     fputc('}', out);
   }
@@ -145,13 +139,13 @@ int hh_write_speedscope(FILE *out, const hh_profile *p, const char *name) {
     fputs("]}", out);
   }
   fputs("],\n\"name\":", out);
-  hh_json_string(out, name);
+  hh_json_put_string(out, name, 0);
   fputs(",\"activeProfileIndex\":0,\"exporter\":\"heaphook\"}\n", out);
   rc = 0;
 done:
   for (size_t i = 0; i < t.n; i++) free(t.keys[i].name);
   free(t.keys);
-  free(t.slots);
+  hh_slots_free(&t.index);
   free(idx);
   return rc;
 }

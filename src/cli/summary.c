@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/xalloc.h"
+
 typedef struct live_table {
   uint64_t *addr; /* 0 = empty (no block lives at address 0) */
   uint64_t *bytes;
@@ -25,9 +27,8 @@ static void live_put(live_table *t, uint64_t a, uint64_t bytes);
 static void live_grow(live_table *t) {
   live_table old = *t;
   t->cap = old.cap ? old.cap * 2 : 4096;
-  t->addr = calloc(t->cap, sizeof *t->addr);
-  t->bytes = calloc(t->cap, sizeof *t->bytes);
-  if (!t->addr || !t->bytes) abort();
+  t->addr = xcalloc(t->cap, sizeof *t->addr);
+  t->bytes = xcalloc(t->cap, sizeof *t->bytes);
   t->n = 0;
   t->total = 0;
   for (size_t i = 0; i < old.cap; i++)

@@ -12,59 +12,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/strset.h"
+#include "trace/xalloc.h"
+
 /* libstdc++'s demangler (extern "C" in <cxxabi.h>). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-static void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p) {
-    fprintf(stderr, "heaphook: out of memory\n");
-    abort();
-  }
-  return p;
-}
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size ? size : 1);
-  if (!p) {
-    fprintf(stderr, "heaphook: out of memory\n");
-    abort();
-  }
-  return p;
-}
-
 /* Interned strings: function and file names repeat across addresses. */
-typedef struct strset {
-  char **items;
-  size_t cap, n;
-} strset;
-
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-  return h;
-}
-
-static const char *intern(strset *set, const char *s) {
-  if (!s) return NULL;
-  if ((set->n + 1) * 2 > set->cap) {
-    strset old = *set;
-    set->cap = old.cap ? old.cap * 2 : 256;
-    set->items = xcalloc(set->cap, sizeof *set->items);
-    for (size_t i = 0; i < old.cap; i++) {
-      if (!old.items[i]) continue;
-      size_t j = hash_str(old.items[i]) & (set->cap - 1);
-      while (set->items[j]) j = (j + 1) & (set->cap - 1);
-      set->items[j] = old.items[i];
-    }
-    free(old.items);
-  }
-  size_t j = hash_str(s) & (set->cap - 1);
-  for (; set->items[j]; j = (j + 1) & (set->cap - 1))
-    if (strcmp(set->items[j], s) == 0) return set->items[j];
-  set->items[j] = strdup(s);
-  if (!set->items[j]) abort();
-  set->n++;
-  return set->items[j];
+static const char *intern(hh_strset *set, const char *s) {
+  return s ? hh_strset_intern(set, s, strlen(s)) : NULL;
 }
 
 typedef struct smodule {
@@ -95,7 +51,7 @@ struct hh_symbolizer {
   size_t synced; /* reader modules added by hh_sym_sync */
   centry *cache;
   size_t cache_cap, cache_n;
-  strset strings;
+  hh_strset strings;
   char *debuginfo_path;
   Dwfl_Callbacks callbacks;
 };
@@ -136,8 +92,7 @@ void hh_sym_free(hh_symbolizer *s) {
   free(s->modules);
   for (size_t i = 0; i < s->cache_cap; i++) free(s->cache[i].frames);
   free(s->cache);
-  for (size_t i = 0; i < s->strings.cap; i++) free(s->strings.items[i]);
-  free(s->strings.items);
+  hh_strset_free(&s->strings);
   free(s);
 }
 
@@ -198,15 +153,13 @@ char *hh_sym_demangle(const char *name) {
 void hh_sym_add_module(hh_symbolizer *s, const hh_trace_module *tm) {
   if (s->nmodules == s->modules_cap) {
     s->modules_cap = s->modules_cap ? s->modules_cap * 2 : 32;
-    s->modules = realloc(s->modules, s->modules_cap * sizeof *s->modules);
-    if (!s->modules) abort();
+    s->modules = xrealloc(s->modules, s->modules_cap * sizeof *s->modules);
   }
   smodule *m = &s->modules[s->nmodules++];
   memset(m, 0, sizeof *m);
   m->base = tm->base;
-  m->path = strdup(tm->path ? tm->path : "");
-  m->build_id = strdup(tm->build_id ? tm->build_id : "");
-  if (!m->path || !m->build_id) abort();
+  m->path = xstrdup(tm->path ? tm->path : "");
+  m->build_id = xstrdup(tm->build_id ? tm->build_id : "");
   m->nsegments = tm->nsegments;
   m->segments = xmalloc(tm->nsegments * sizeof *m->segments);
   if (tm->nsegments) memcpy(m->segments, tm->segments, tm->nsegments * sizeof *m->segments);
@@ -408,14 +361,6 @@ static size_t resolve(hh_symbolizer *s, smodule *m, uint64_t ip, hh_frame *out) 
   return n;
 }
 
-static inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 static void cache_grow(hh_symbolizer *s) {
   centry *old = s->cache;
   size_t oldcap = s->cache_cap;
@@ -423,7 +368,7 @@ static void cache_grow(hh_symbolizer *s) {
   s->cache = xcalloc(s->cache_cap, sizeof *s->cache);
   for (size_t i = 0; i < oldcap; i++) {
     if (!old[i].frames) continue;
-    size_t j = mix64(old[i].ip ^ ((uint64_t)old[i].module << 48)) & (s->cache_cap - 1);
+    size_t j = hh_mix64(old[i].ip ^ ((uint64_t)old[i].module << 48)) & (s->cache_cap - 1);
     while (s->cache[j].frames) j = (j + 1) & (s->cache_cap - 1);
     s->cache[j] = old[i];
   }
@@ -434,7 +379,7 @@ size_t hh_sym_ip(hh_symbolizer *s, uint64_t ip, uint32_t epoch, const hh_frame *
   smodule *m = find_module(s, ip, epoch);
   uint32_t mi = m ? (uint32_t)(m - s->modules) + 1 : 0;
   if ((s->cache_n + 1) * 2 > s->cache_cap) cache_grow(s);
-  size_t j = mix64(ip ^ ((uint64_t)mi << 48)) & (s->cache_cap - 1);
+  size_t j = hh_mix64(ip ^ ((uint64_t)mi << 48)) & (s->cache_cap - 1);
   for (; s->cache[j].frames; j = (j + 1) & (s->cache_cap - 1)) {
     if (s->cache[j].ip == ip && s->cache[j].module == mi) {
       *frames = s->cache[j].frames;

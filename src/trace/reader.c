@@ -8,6 +8,9 @@
 #define _GNU_SOURCE
 #include "trace/reader.h"
 
+#include "trace/strset.h"
+#include "trace/xalloc.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -26,41 +29,10 @@ typedef struct u64map {
   size_t cap, n;  /* cap is 0 or a power of two */
 } u64map;
 
-static inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-static void *xrealloc(void *p, size_t n) {
-  void *q = realloc(p, n ? n : 1);
-  if (!q) {
-    fprintf(stderr, "heaphook: out of memory (%zu bytes)\n", n);
-    abort();
-  }
-  return q;
-}
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size ? size : 1);
-  if (!p) {
-    fprintf(stderr, "heaphook: out of memory\n");
-    abort();
-  }
-  return p;
-}
-static char *xstrndup(const char *s, size_t n) {
-  char *p = xrealloc(NULL, n + 1);
-  memcpy(p, s, n);
-  p[n] = 0;
-  return p;
-}
-
 static int u64map_get(const u64map *m, uint64_t key, uint32_t *val) {
   if (!m->cap) return 0;
   size_t mask = m->cap - 1;
-  for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+  for (size_t i = hh_mix64(key) & mask;; i = (i + 1) & mask) {
     if (!m->vals[i]) return 0;
     if (m->keys[i] == key) {
       *val = m->vals[i] - 1;
@@ -87,7 +59,7 @@ static void u64map_grow(u64map *m) {
 static void u64map_put(u64map *m, uint64_t key, uint32_t val) {
   if ((m->n + 1) * 4 > m->cap * 3) u64map_grow(m);
   size_t mask = m->cap - 1;
-  for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+  for (size_t i = hh_mix64(key) & mask;; i = (i + 1) & mask) {
     if (!m->vals[i]) {
       m->keys[i] = key;
       m->vals[i] = val + 1;
@@ -105,44 +77,6 @@ static void u64map_free(u64map *m) {
   free(m->keys);
   free(m->vals);
   memset(m, 0, sizeof *m);
-}
-
-/* Interned strings (marker names): equal names share one copy. */
-typedef struct strset {
-  char **items; /* NULL = empty */
-  size_t cap, n;
-} strset;
-
-static uint64_t hash_bytes(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-  return h;
-}
-
-static const char *strset_intern(strset *set, const char *s, size_t n) {
-  if ((set->n + 1) * 2 > set->cap) {
-    strset old = *set;
-    set->cap = old.cap ? old.cap * 2 : 16;
-    set->items = xcalloc(set->cap, sizeof *set->items);
-    for (size_t i = 0; i < old.cap; i++) {
-      if (!old.items[i]) continue;
-      size_t j = hash_bytes(old.items[i], strlen(old.items[i])) & (set->cap - 1);
-      while (set->items[j]) j = (j + 1) & (set->cap - 1);
-      set->items[j] = old.items[i];
-    }
-    free(old.items);
-  }
-  size_t j = hash_bytes(s, n) & (set->cap - 1);
-  for (; set->items[j]; j = (j + 1) & (set->cap - 1))
-    if (strncmp(set->items[j], s, n) == 0 && set->items[j][n] == 0) return set->items[j];
-  set->items[j] = xstrndup(s, n);
-  set->n++;
-  return set->items[j];
-}
-
-static void strset_free(strset *set) {
-  for (size_t i = 0; i < set->cap; i++) free(set->items[i]);
-  free(set->items);
 }
 
 /* ---- the reader ----------------------------------------------------------- */
@@ -213,7 +147,7 @@ struct hh_reader {
   size_t nthreads, threads_cap;
   u64map thread_map; /* thread index -> position in threads */
 
-  strset markers;
+  hh_strset markers; /* interned marker names */
 
   char **argv; /* NULL-terminated */
   int argc;
@@ -362,7 +296,7 @@ void hh_reader_close(hh_reader *r) {
   free(r->all_threads);
   free(r->threads);
   u64map_free(&r->thread_map);
-  strset_free(&r->markers);
+  hh_strset_free(&r->markers);
   for (int i = 0; i < r->argc; i++) free(r->argv[i]);
   free(r->argv);
   free(r->exe);
@@ -790,7 +724,7 @@ static int decode(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
       if (pass == PASS_DEFS) return 0;
       ev->kind = HH_EV_MARKER;
       ev->time = ticks_ns(r, a);
-      ev->u.marker = strset_intern(&r->markers, s, n);
+      ev->u.marker = hh_strset_intern(&r->markers, s, n);
       return 1;
     }
     case HH_REC_END:

@@ -1,0 +1,98 @@
+/* JSON string literals and XML text (escape.h). */
+#include "escape.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
+static size_t utf8_len(const unsigned char *s) {
+  unsigned c = s[0];
+  if (c < 0x80) return 1;
+  size_t n;
+  uint32_t cp;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+    cp = c & 0x1f;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    cp = c & 0x0f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  for (size_t i = 1; i < n; i++) {
+    if ((s[i] & 0xc0) != 0x80) return 0;
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return n;
+}
+
+void hh_json_put_string(FILE *out, const char *str, unsigned flags) {
+  if (!str) {
+    fputs("null", out);
+    return;
+  }
+  const bool script = flags & HH_JSON_SCRIPT;
+  const unsigned char *s = (const unsigned char *)str;
+  fputc('"', out);
+  while (*s) {
+    unsigned c = *s;
+    if (c == '"' || c == '\\') {
+      fputc('\\', out);
+      fputc((int)c, out);
+      s++;
+    } else if (!script && (c == '\n' || c == '\t' || c == '\r')) {
+      fputs(c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r", out);
+      s++;
+    } else if (c < 0x20 || c == 0x7f || (script && (c == '<' || c == '>' || c == '&' || c == '\''))) {
+      fprintf(out, "\\u%04x", c);
+      s++;
+    } else if (c < 0x80 || !script) {
+      fputc((int)c, out);
+      s++;
+    } else {
+      size_t n = utf8_len(s);
+      if (n == 0) {
+        fputs("\\ufffd", out);
+        s++;
+      } else if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9)) {
+        fprintf(out, "\\u%04x", s[2] == 0xa8 ? 0x2028 : 0x2029);
+        s += 3;
+      } else {
+        fwrite(s, 1, n, out);
+        s += n;
+      }
+    }
+  }
+  fputc('"', out);
+}
+
+void hh_xml_put_text(FILE *out, const char *s, unsigned flags) {
+  const bool html = flags & HH_XML_HTML;
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    switch (c) {
+      case '<':
+        fputs("&lt;", out);
+        break;
+      case '>':
+        fputs("&gt;", out);
+        break;
+      case '&':
+        fputs("&amp;", out);
+        break;
+      case '"':
+        fputs("&quot;", out);
+        break;
+      case '\'':
+        fputs(html ? "&#39;" : "'", out);
+        break;
+      default:
+        fputc(!html && c < 0x20 && c != '\t' && c != '\n' ? '?' : c, out);
+    }
+  }
+}

@@ -1,0 +1,34 @@
+/* Escaping text for the formats the heaphook command writes: JSON string
+ * literals (report and diff --json, speedscope, the HTML page's data) and
+ * XML/HTML text (the SVG flame graph, the HTML page's title). */
+#ifndef HH_CLI_ESCAPE_H
+#define HH_CLI_ESCAPE_H
+
+#include <stdio.h>
+
+enum {
+  /* For JSON inside an HTML <script> element (html_page.c): every control
+   * character and '<', '>', '&', '\'' as \u00XX (so neither "</script>" nor
+   * "<!--" can appear), U+2028 and U+2029 as \u escapes, and invalid UTF-8
+   * replaced by U+FFFD. */
+  HH_JSON_SCRIPT = 1,
+};
+
+/* Writes s as a JSON string literal with its quotes, NULL as null. '"' and
+ * '\\' are escaped, \n, \t and \r written as such and the other control
+ * characters (DEL included) as \u00XX; other bytes go out as they are,
+ * unless flags say otherwise (HH_JSON_SCRIPT). */
+void hh_json_put_string(FILE *out, const char *s, unsigned flags);
+
+enum {
+  /* HTML text rather than XML's: '\'' as &#39; too, and control characters
+   * kept as they are. */
+  HH_XML_HTML = 1,
+};
+
+/* Writes s with '<', '>', '&' and '"' as entities, and the control
+ * characters XML 1.0 forbids (all but tab and newline) as '?', unless flags
+ * say otherwise (HH_XML_HTML). */
+void hh_xml_put_text(FILE *out, const char *s, unsigned flags);
+
+#endif
