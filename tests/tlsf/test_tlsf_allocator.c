@@ -425,6 +425,40 @@ static void test_report_lists_growths_and_fragmentation(void **state) {
   A->dealloc(big);
 }
 
+/* ---- Huge pages ---------------------------------------------------------- */
+
+/* With huge pages on, a pool of 2 MiB or more starts on a 2 MiB boundary
+ * (so the kernel can back it with huge pages), keeps its exact size, and
+ * works like any other; a smaller pool is mapped as before. errno is kept. */
+static void test_hugepage_pools_are_aligned(void **state) {
+  (void)state;
+  const size_t huge = (size_t)2 << 20;
+  hh__tlsf_allocator_configure(2 * huge + 100, page);
+  hh__tlsf_allocator_set_hugepages(true);
+  errno = 1234;
+  assert_int_equal(A->init(), 0);
+  assert_int_equal(errno, 1234);
+  size_t sizes[2];
+  assert_int_equal(hh__tlsf_allocator_pool_sizes(sizes, 2), 1);
+  assert_int_equal(sizes[0], 2 * huge + 100);
+  char *p = A->alloc(100, 1);
+  assert_non_null(p);
+  assert_int_equal(((uintptr_t)p - 32) % huge, 0); /* pool header + block header */
+  assert_true(A->owns(p));
+  char *big = A->alloc(huge, 1);
+  assert_non_null(big);
+  memset(big, 0x11, huge);
+  assert_true(A->owns(big + huge - 1));
+  void *more = A->alloc(2 * huge, 1); /* does not fit: pages of additions */
+  assert_non_null(more);
+  assert_true(hh__tlsf_allocator_growths() > 0);
+  assert_int_equal(errno, 1234);
+  A->dealloc(more);
+  A->dealloc(big);
+  A->dealloc(p);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
 /* ---- The per-thread cache ---------------------------------------------- */
 
 static void init_with_cache(void) {
@@ -450,19 +484,90 @@ static void test_cache_reuses_freed_block(void **state) {
   assert_int_equal(hh__tlsf_allocator_check(), 0);
 }
 
-/* At most 8 blocks per class stay in a thread's cache; the rest go back to
- * the pools at once. */
+/* At most 16 blocks per small class stay in a thread's cache; the rest go
+ * back to the pools at once. */
 static void test_cache_is_bounded(void **state) {
   (void)state;
   init_with_cache();
   size_t base = hh__tlsf_allocator_used_bytes();
-  void *p[20];
-  for (int i = 0; i < 20; i++) p[i] = A->alloc(64, 1);
+  void *p[40];
+  for (int i = 0; i < 40; i++) p[i] = A->alloc(64, 1);
   size_t block = hh__tlsf_allocator_used_bytes() - base;
-  assert_int_equal(block % 20, 0);
-  block /= 20;
-  for (int i = 0; i < 20; i++) A->dealloc(p[i]);
-  assert_int_equal(hh__tlsf_allocator_used_bytes() - base, 8 * block);
+  assert_int_equal(block % 40, 0);
+  block /= 40;
+  for (int i = 0; i < 40; i++) A->dealloc(p[i]);
+  assert_int_equal(hh__tlsf_allocator_used_bytes() - base, 16 * block);
+}
+
+/* Medium blocks (521 B to 32 KiB requests) are cached too: a miss asks the
+ * core for the class's lower bound (4 classes per power of two: ... 896,
+ * 1024, 1280 ...), so a recycled block keeps that usable size, serves any
+ * request of its class (897 to 1032 bytes), and no larger one. */
+static void test_cache_recycles_medium_block_with_its_size(void **state) {
+  (void)state;
+  init_with_cache();
+  void *p = A->alloc(1000, 1);
+  assert_int_equal(A->block_size(p), 1024 + 8);
+  memset(p, 0x5a, 1000);
+  A->dealloc(p);
+  void *big = A->alloc(1100, 1); /* class 1280: not p */
+  assert_ptr_not_equal(big, p);
+  assert_int_equal(A->block_size(big), 1280 + 8);
+  void *q = A->alloc(1010, 1); /* class 1024 again */
+  assert_ptr_equal(q, p);
+  assert_int_equal(A->block_size(q), 1024 + 8);
+  memset(q, 0xa5, A->block_size(q));
+  A->dealloc(q);
+  assert_ptr_equal(A->alloc(1032, 1), p); /* the largest request of the class */
+  A->dealloc(p);
+  A->dealloc(big);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
+/* A thread's cache holds at most HH_TLSF_CACHE_MAX_BYTES of payload: 8
+ * blocks of each of the 24 medium classes (1.6 MiB) do not all stay. */
+static void test_cache_byte_bound(void **state) {
+  (void)state;
+  hh__tlsf_allocator_configure((size_t)16 << 20, 0);
+  hh__tlsf_allocator_set_cache(true);
+  assert_int_equal(A->init(), 0);
+  size_t base = hh__tlsf_allocator_used_bytes();
+  enum { CLASSES = 24, EACH = 8 };
+  void *p[CLASSES * EACH];
+  size_t total = 0;
+  for (unsigned c = 0; c < CLASSES; c++) {
+    unsigned k = c + 1, m = k / 4 + 9;
+    size_t bound = (size_t)(4 + k % 4) << (m - 2); /* 640, 768, ... 32768 */
+    for (unsigned i = 0; i < EACH; i++) {
+      p[c * EACH + i] = A->alloc(bound + 8, 1);
+      assert_non_null(p[c * EACH + i]);
+      assert_int_equal(A->block_size(p[c * EACH + i]), bound + 8);
+      total += bound + 8;
+    }
+  }
+  assert_true(total > HH_TLSF_CACHE_MAX_BYTES + HH_TLSF_CACHE_MAX_BYTES / 2);
+  assert_int_equal(hh__tlsf_allocator_used_bytes() - base, total);
+  for (unsigned i = 0; i < CLASSES * EACH; i++) A->dealloc(p[i]);
+  size_t cached = hh__tlsf_allocator_used_bytes() - base;
+  assert_true(cached <= HH_TLSF_CACHE_MAX_BYTES + 8 * CLASSES * EACH);
+  assert_true(cached >= HH_TLSF_CACHE_MAX_BYTES / 2);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
+/* The cache's rounding of a medium request never makes an allocation fail
+ * that the exact size would satisfy: one page (a free block of 4048 bytes)
+ * and no growth; a 4008-byte request rounds to the 4096 class, which does
+ * not fit, so the exact size is used. */
+static void test_cache_rounding_falls_back_to_exact_size(void **state) {
+  (void)state;
+  hh__tlsf_allocator_configure(page, 0);
+  hh__tlsf_allocator_set_cache(true);
+  assert_int_equal(A->init(), 0);
+  void *p = A->alloc(page - 88, 1);
+  assert_non_null(p);
+  assert_true(A->block_size(p) >= page - 88);
+  A->dealloc(p);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
 }
 
 static void *free_in_thread(void *arg) {
@@ -471,13 +576,14 @@ static void *free_in_thread(void *arg) {
   return NULL;
 }
 
-/* A thread's cached blocks go back to the pools when it exits. */
+/* A thread's cached blocks (small and medium) go back to the pools when it
+ * exits. */
 static void test_cache_flushed_at_thread_exit(void **state) {
   (void)state;
   init_with_cache();
   size_t base = hh__tlsf_allocator_used_bytes();
   void *p[6];
-  for (int i = 0; i < 6; i++) p[i] = A->alloc(48, 1);
+  for (int i = 0; i < 6; i++) p[i] = A->alloc(i < 3 ? 48 : 3000, 1);
   assert_true(hh__tlsf_allocator_used_bytes() > base);
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, free_in_thread, p), 0);
@@ -494,12 +600,22 @@ static void child_cached_double_free(void) {
   _exit(0);
 }
 
+static void child_cached_medium_double_free(void) {
+  init_with_cache();
+  void *p = A->alloc(5000, 1);
+  A->dealloc(p);
+  A->dealloc(p);
+  _exit(0);
+}
+
 /* A second free of a block still in the cache is caught, as TLSF catches a
  * second free of a block back in the pools. */
 static void test_cache_double_free_aborts(void **state) {
   (void)state;
   char err[1024];
   assert_int_equal(run_child(child_cached_double_free, err, sizeof err), 128 + SIGABRT);
+  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
+  assert_int_equal(run_child(child_cached_medium_double_free, err, sizeof err), 128 + SIGABRT);
   assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
 }
 
@@ -523,8 +639,12 @@ int main(void) {
       T_(test_alignment_and_realloc_through_glue),
       T_(test_fork_while_allocating),
       T_(test_report_lists_growths_and_fragmentation),
+      T_(test_hugepage_pools_are_aligned),
       T_(test_cache_reuses_freed_block),
       T_(test_cache_is_bounded),
+      T_(test_cache_recycles_medium_block_with_its_size),
+      T_(test_cache_byte_bound),
+      T_(test_cache_rounding_falls_back_to_exact_size),
       T_(test_cache_flushed_at_thread_exit),
       T_(test_cache_double_free_aborts),
 #undef T_

@@ -4,7 +4,8 @@
  * blocks are freed by other threads than their allocator, and check every
  * block's content pattern before it is touched again. The pools start small
  * so that growth happens under contention. Ends with the invariant walker.
- * argv[1], when given, replaces the total operation count. */
+ * argv[1], when given, replaces the total operation count; argv[2] "cache"
+ * turns the per-thread cache on (off otherwise: a strictly global heap). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 // cmocka needs the headers above first
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +29,7 @@ static size_t total_ops = 10000000;
 static void *exchange_slots[EXCHANGE];
 static size_t failures; /* atomic */
 static size_t growth_seen;
+static bool with_cache; /* argv[2] "cache": the per-thread cache on */
 
 /* A block carries its own description so any thread can verify it:
  * word 0 = requested length, word 1 = tag, then tag-derived bytes up to
@@ -143,6 +146,7 @@ static void *worker(void *arg) {
 static void test_four_threads_mixed_operations(void **state) {
   (void)state;
   hh__tlsf_allocator_configure((size_t)16 << 20, (size_t)4 << 20);
+  hh__tlsf_allocator_set_cache(with_cache);
   assert_int_equal(A->init(), 0);
   pthread_t th[THREADS];
   for (uintptr_t t = 0; t < THREADS; t++) {
@@ -165,6 +169,7 @@ static void test_four_threads_mixed_operations(void **state) {
 int main(int argc, char **argv) {
   A = hh__tlsf_allocator_get();
   if (argc > 1) total_ops = strtoull(argv[1], NULL, 10);
+  with_cache = argc > 2 && strcmp(argv[2], "cache") == 0;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_four_threads_mixed_operations),
   };

@@ -103,6 +103,9 @@ _Static_assert(sizeof(pool_hdr) == 16, "pool header layout");
 _Static_assert(TLSF_POOL_OVERHEAD == sizeof(pool_hdr) + 2 * BLOCK_HDR, "pool overhead");
 _Static_assert(FL_COUNT <= 64, "fl_bitmap has 64 bits");
 _Static_assert(sizeof(size_t) == 8, "64-bit sizes");
+/* tlsf_used_block_size and tlsf_prefetch_free in tlsf.h know this much. */
+_Static_assert(offsetof(block, size) + sizeof(size_t) == BLOCK_HDR && FLAG_FREE == 1 && FLAG_MASK == 15,
+               "size word right below the payload, FREE in bit 0");
 
 /* ---- Small helpers ------------------------------------------------------ */
 

@@ -93,6 +93,25 @@ size_t tlsf_block_size_unlocked(const void *ptr);
  * the block's class size (a multiple of 16) plus this. */
 #define TLSF_BLOCK_TAIL ((size_t)8)
 
+/* Usable bytes of the block at ptr when it is in use, 0 when it is free:
+ * one atomic load of the word right below ptr (the block's payload size, a
+ * multiple of 16, with the FREE flag in bit 0; see tlsf.c), safe without the
+ * lock for the reason given at tlsf_block_size_unlocked. Inline because it
+ * is the one header read on the glue's lock-free free path. */
+static inline size_t tlsf_used_block_size(const void *ptr) {
+  size_t word = __atomic_load_n((const size_t *)ptr - 1, __ATOMIC_RELAXED);
+  return (word & 1) != 0 ? 0 : (word & ~(size_t)15) + TLSF_BLOCK_TAIL;
+}
+
+/* Starts fetching, for writing, the header of the block physically after
+ * the used block at ptr, which tlsf_free reads and updates: called before
+ * taking the lock, it overlaps that cache miss with the lock's atomic
+ * operation. Reads only ptr's own size word; a hint, never a fault. */
+static inline void tlsf_prefetch_free(const void *ptr) {
+  size_t word = __atomic_load_n((const size_t *)ptr - 1, __ATOMIC_RELAXED);
+  __builtin_prefetch((const char *)ptr + (word & ~(size_t)15) + 8, 1);
+}
+
 /* Walks every pool and every free list and checks all invariants. Returns
  * NULL (0) when they hold, otherwise a static description of the first one
  * found broken. Time linear in the number of blocks. */

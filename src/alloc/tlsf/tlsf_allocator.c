@@ -9,6 +9,9 @@
  *                            default = INITIAL_MEMPOOL_SIZE (64M when that
  *                            is 0); 0 = never grow (a fixed pool).
  *   HEAPHOOK_TLSF_MLOCK      1/true/yes/on: mlock every pool.
+ *   HEAPHOOK_TLSF_CACHE      0: no per-thread cache of freed blocks.
+ *   HEAPHOOK_TLSF_HUGEPAGES  0: pools on ordinary pages only (default: pools
+ *                            of 2 MiB or more are advised MADV_HUGEPAGE).
  * Both sizes are rounded up to whole pages.
  *
  * Growth (only when an allocation finds no block): map an addition of
@@ -91,7 +94,8 @@ static struct {
   size_t page, initial, additional;
   unsigned spin_tries;
   bool mlock;
-  bool cache;           /* per-thread cache of small blocks (HEAPHOOK_TLSF_CACHE) */
+  bool huge;  /* pools on transparent huge pages (HEAPHOOK_TLSF_HUGEPAGES) */
+  bool cache; /* per-thread cache of freed blocks (HEAPHOOK_TLSF_CACHE) */
   bool cache_key_made;
   pthread_key_t cache_key;
   pthread_mutex_t lock;
@@ -219,6 +223,40 @@ static void publish_range(uintptr_t lo, uintptr_t hi) {
   __atomic_store_n(&g_index_gen, gen + 1, __ATOMIC_RELEASE);
 }
 
+/* Size of a transparent huge page (x86-64, arm64 with 4 KiB pages). */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Maps mapped bytes (whole pages), read-write and pre-faulted, or returns
+ * MAP_FAILED. With huge pages on and mapped >= HUGE_PAGE, the area is
+ * aligned to HUGE_PAGE and advised MADV_HUGEPAGE before it is populated
+ * (MADV_POPULATE_WRITE), so that the kernel backs it with 2 MiB pages where
+ * it can: a block header read then rarely misses the TLB (a miss costs a
+ * nested page walk in a VM). A kernel without MADV_POPULATE_WRITE (before
+ * 5.14) gets the plain MAP_POPULATE mapping. */
+static void *map_pool(size_t mapped) {
+  const int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE | MAP_ANONYMOUS;
+  int saved = errno; /* a refused hint must not show in errno */
+  if (g.huge && mapped >= HUGE_PAGE && mapped <= TLSF_MAX_POOL) {
+    size_t span = mapped + HUGE_PAGE;
+    char *raw = mmap(NULL, span, prot, flags, -1, 0);
+    if (raw == MAP_FAILED) return MAP_FAILED;
+    char *mem = (char *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    if (mem != raw) munmap(raw, (size_t)(mem - raw));
+    size_t tail = span - (size_t)(mem - raw) - mapped;
+    if (tail != 0) munmap(mem + mapped, tail);
+    madvise(mem, mapped, MADV_HUGEPAGE); /* a hint: fine if refused */
+    if (madvise(mem, mapped, MADV_POPULATE_WRITE) == 0) {
+      errno = saved;
+      return mem;
+    }
+    int err = errno;
+    munmap(mem, mapped);
+    if (err != EINVAL) return MAP_FAILED; /* out of memory */
+    errno = saved;
+  }
+  return mmap(NULL, mapped, prot, flags | MAP_POPULATE, -1, 0);
+}
+
 /* Maps a pool of bytes pre-faulted (the mapping is rounded up to whole
  * pages; the pool itself is bytes, rounded down to 16, so that pool sizes
  * follow INITIAL/ADDITIONAL_MEMPOOL_SIZE to the byte), optionally locks it,
@@ -229,7 +267,7 @@ static bool add_pool(size_t bytes) {
   size_t mapped;
   if (g_range_count == MAX_POOLS || round_to_pages(bytes, &mapped) != 0) return false;
   if ((bytes & ~(size_t)15) < TLSF_POOL_OVERHEAD + 32) return false;
-  void *mem = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  void *mem = map_pool(mapped);
   if (mem == MAP_FAILED) {
     g.map_failures++;
     return false;
@@ -301,10 +339,13 @@ static void note_alloc(size_t size) {
   if (size > g.largest_request) g.largest_request = size;
 }
 
-/* Allocation with growth; errno is kept on success (mmap or mlock may have
- * set it during a growth). Called with the lock held. */
-static void *alloc_or_grow(size_t size, size_t align) {
-  void *p = alloc_locked(size, align);
+/* Allocation of a request of size bytes with growth; errno is kept on
+ * success (mmap or mlock may have set it during a growth). The core is
+ * asked for core_size >= size bytes first (the per-thread cache's rounding),
+ * then for size itself before the pools grow. Called with the lock held. */
+static void *alloc_or_grow(size_t size, size_t align, size_t core_size) {
+  void *p = alloc_locked(core_size, align);
+  if (p == NULL && core_size != size) p = alloc_locked(size, align);
   if (p == NULL) {
     int saved = errno;
     p = grow_and_alloc(size, align);
@@ -316,40 +357,104 @@ static void *alloc_or_grow(size_t size, size_t align) {
 
 /* ---- Per-thread cache ------------------------------------------------------
  *
- * The global lock costs more than TLSF's own work on small blocks (measured:
- * 44 ns per malloc+free with it, 34 without), and two threads on one lock
- * convoy. So each thread keeps up to CACHE_DEPTH freed blocks of each small
- * size (16..512 bytes, 16-byte steps) and reuses them without the lock.
+ * The global lock costs more than TLSF's own work (measured: 44 ns per small
+ * malloc+free with it, 34 without), a free that reaches the core merges
+ * with its neighbours (cache misses on their headers and list links, under
+ * the lock), and two threads on one lock convoy. So each thread keeps freed
+ * blocks and reuses them without the lock:
  *
- * It keeps every bound: a cache hit or push is a few instructions; a miss
- * or an overflow is one ordinary TLSF call under the lock. Cached blocks
- * stay "used" to the core (so owns, block_size and the invariant walker are
- * unchanged) and count as in use in the statistics. A thread's cache goes
- * back to the pools when the thread exits (a pthread key destructor). A
- * second free of a block still in the cache is caught: a cached block holds
- * a key in its second word, and a free that finds the key scans the bin
- * (CACHE_DEPTH compares). HEAPHOOK_TLSF_CACHE=0 turns it off. */
-#define CACHE_BINS 32
-#define CACHE_DEPTH 8
-#define CACHE_GRANULE 16
+ *   small   payload 16..512 bytes, one bin per 16-byte class (requests up to
+ *           520 bytes), up to SMALL_DEPTH blocks each;
+ *   medium  payload 640..40944 bytes, 4 bins per power of two with lower
+ *           bounds 640, 768, 896, 1024, 1280, ... 32768 (requests 521 to
+ *           32776 bytes), up to MEDIUM_DEPTH blocks each.
+ *
+ * A freed block goes into the bin of the largest lower bound at or below its
+ * payload (floor); a request takes from the bin of the smallest lower bound
+ * at or above its payload (ceiling), so every block of that bin holds it.
+ * With the cache on, a medium request that misses asks the core for its
+ * class's lower bound, not for the exact size, so that the block fits its
+ * bin exactly when it comes back (at most 25% more than asked for; the exact
+ * size is tried before the pools grow). Blocks that are not exactly a bound
+ * (from memalign, realloc or an unsplit tail) are binned by floor as well.
+ *
+ * Bounds: at most SMALL_DEPTH or MEDIUM_DEPTH blocks per bin and at most
+ * HH_TLSF_CACHE_MAX_BYTES of payload in one thread's cache (a medium block
+ * is charged its bin's largest payload). A hit or push is a few
+ * instructions; a miss or an overflow is one ordinary TLSF call under the
+ * lock, so the bound per call is unchanged. Cached blocks stay "used" to the
+ * core (owns, block_size and the invariant walker are unchanged) and count
+ * as in use in the statistics. A thread's cache goes back to the pools when
+ * the thread exits (a pthread key destructor; one lock per block). A second
+ * free of a block still in the cache is caught: a cached block holds a key
+ * in its second word, and a free that finds the key scans the bin (at most
+ * SMALL_DEPTH compares). HEAPHOOK_TLSF_CACHE=0 turns it off. */
+#define SMALL_BINS 32
+#define SMALL_DEPTH 16
+#define SMALL_GRANULE 16
+#define SMALL_MAX_PAYLOAD ((size_t)SMALL_BINS * SMALL_GRANULE)
+#define MEDIUM_SL_LOG2 2 /* 4 classes per power of two */
+#define MEDIUM_BINS 24
+#define MEDIUM_DEPTH 8
+#define MEDIUM_MIN_PAYLOAD ((size_t)640)   /* lower bound of the first bin */
+#define MEDIUM_MAX_PAYLOAD ((size_t)32768) /* lower bound of the last bin */
+#define MEDIUM_END_PAYLOAD ((size_t)40960) /* first payload past the last bin */
+#define CACHE_BINS (SMALL_BINS + MEDIUM_BINS)
 
 typedef struct thread_cache {
-  void *bin[CACHE_BINS][CACHE_DEPTH];
+  size_t bytes; /* payload charged for the cached blocks (see cache_put) */
   unsigned char count[CACHE_BINS];
   bool registered; /* the key's destructor will flush this cache */
+  void *small[SMALL_BINS][SMALL_DEPTH];
+  void *medium[MEDIUM_BINS][MEDIUM_DEPTH];
 } thread_cache;
 
 static __thread thread_cache t_cache __attribute__((tls_model("initial-exec")));
 
-/* Largest request the cache serves: its class is the largest bin's. */
-#define CACHE_MAX_REQUEST (CACHE_BINS * CACHE_GRANULE + TLSF_BLOCK_TAIL)
+/* Largest request the cache serves: the last medium bin's. */
+#define CACHE_MAX_REQUEST (MEDIUM_MAX_PAYLOAD + TLSF_BLOCK_TAIL)
+#define SMALL_MAX_REQUEST (SMALL_MAX_PAYLOAD + TLSF_BLOCK_TAIL)
 
-/* Bin of a request (1..CACHE_MAX_REQUEST): the class TLSF gives it, the
- * request less the usable tail rounded up to 16 (at least 16), so that
+_Static_assert(SMALL_DEPTH <= 255 && MEDIUM_DEPTH <= 255, "counts are bytes");
+
+static inline unsigned msb(size_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+
+/* Medium bin k covers payloads [medium_bound(k), medium_bound(k + 1)): class
+ * k + 1 of the series 512, 640, 768, 896, 1024, 1280, ... (512 itself is the
+ * last small class). */
+static inline size_t medium_bound(unsigned k) {
+  unsigned c = k + 1, m = c / 4 + 9;
+  return (size_t)(4 + c % 4) << (m - MEDIUM_SL_LOG2);
+}
+
+/* Bin of a free block of payload s, MEDIUM_MIN_PAYLOAD <= s <
+ * MEDIUM_END_PAYLOAD: the largest bound <= s. */
+static inline unsigned medium_floor(size_t s) {
+  unsigned m = msb(s);
+  return (m - 9) * 4 + (unsigned)((s >> (m - MEDIUM_SL_LOG2)) & 3) - 1;
+}
+
+/* Bin of a request for payload p, SMALL_MAX_PAYLOAD < p <=
+ * MEDIUM_MAX_PAYLOAD: the smallest bound >= p. */
+static inline unsigned medium_ceil(size_t p) {
+  return medium_floor(p + ((size_t)1 << (msb(p) - MEDIUM_SL_LOG2)) - 1);
+}
+
+/* Bin of a small request (1..SMALL_MAX_REQUEST): the class TLSF gives it,
+ * the request less the usable tail rounded up to 16 (at least 16), so that
  * every block in the bin (class + tail usable bytes) holds the request. */
-static inline unsigned request_bin(size_t size) {
-  size_t payload = size > TLSF_BLOCK_TAIL + CACHE_GRANULE ? size - TLSF_BLOCK_TAIL : CACHE_GRANULE;
-  return (unsigned)((payload + CACHE_GRANULE - 1) / CACHE_GRANULE) - 1;
+static inline unsigned small_bin(size_t size) {
+  size_t payload = size > TLSF_BLOCK_TAIL + SMALL_GRANULE ? size - TLSF_BLOCK_TAIL : SMALL_GRANULE;
+  return (unsigned)((payload + SMALL_GRANULE - 1) / SMALL_GRANULE) - 1;
+}
+
+/* Bytes charged for a block in bin b: the largest payload the bin holds. */
+static inline size_t bin_charge(unsigned b) {
+  return b < SMALL_BINS ? (size_t)(b + 1) * SMALL_GRANULE : medium_bound(b - SMALL_BINS + 1) - 16;
+}
+
+static inline void **bin_slots(thread_cache *c, unsigned b) {
+  return b < SMALL_BINS ? c->small[b] : c->medium[b - SMALL_BINS];
 }
 
 /* A cached block carries this process-wide key in its second word, so that
@@ -357,13 +462,20 @@ static inline unsigned request_bin(size_t size) {
  * cached block, or, rarely, data that happens to equal the key). */
 static uintptr_t g_cache_key_word;
 
+/* Gives every cached block back, one lock per block so that no other
+ * thread waits longer than one TLSF operation. */
 static void cache_flush(void *arg) {
   thread_cache *c = arg;
-  lock();
   for (unsigned b = 0; b < CACHE_BINS; b++) {
-    while (c->count[b] > 0) tlsf_free(g.tlsf, c->bin[b][--c->count[b]]);
+    void **slots = bin_slots(c, b);
+    while (c->count[b] > 0) {
+      void *p = slots[--c->count[b]];
+      lock();
+      tlsf_free(g.tlsf, p);
+      unlock();
+    }
   }
-  unlock();
+  c->bytes = 0;
 }
 
 static void cache_init(void) {
@@ -372,7 +484,8 @@ static void cache_init(void) {
      * an address. Never 0 (cache_take clears the word to 0). */
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    g_cache_key_word = (((uintptr_t)ts.tv_nsec << 32) ^ (uintptr_t)&g_cache_key_word ^ 0x9e3779b97f4a7c15u) | 1;
+    g_cache_key_word =
+        (((uintptr_t)ts.tv_nsec << 32) ^ (uintptr_t)&g_cache_key_word ^ 0x9e3779b97f4a7c15u) | 1;
   }
   if (g.cache && !g.cache_key_made) {
     g.cache_key_made = pthread_key_create(&g.cache_key, cache_flush) == 0;
@@ -380,32 +493,59 @@ static void cache_init(void) {
   if (!g.cache_key_made) g.cache = false;
 }
 
-static inline void *cache_take(size_t size) {
-  unsigned b = request_bin(size);
+/* A cached block for a request of size bytes (1..CACHE_MAX_REQUEST), or
+ * NULL; then *core_size is what to ask the core for: size itself, or for a
+ * medium request its bin's lower bound (plus the tail), so that the block
+ * goes back into that bin when it is freed. */
+static inline void *cache_take(size_t size, size_t *core_size) {
+  unsigned b;
+  if (size <= SMALL_MAX_REQUEST) {
+    b = small_bin(size);
+    *core_size = size;
+  } else {
+    unsigned k = medium_ceil((size - TLSF_BLOCK_TAIL + 15) & ~(size_t)15);
+    b = SMALL_BINS + k;
+    *core_size = medium_bound(k) + TLSF_BLOCK_TAIL;
+  }
   thread_cache *c = &t_cache;
-  if (c->count[b] == 0) return NULL;
-  void *p = c->bin[b][--c->count[b]];
+  unsigned n = c->count[b];
+  if (n == 0) return NULL;
+  c->count[b] = (unsigned char)--n;
+  c->bytes -= bin_charge(b);
+  void *p = bin_slots(c, b)[n];
   ((uintptr_t *)p)[1] = 0;
   return p;
 }
 
 static void die_double_free(const void *ptr);
 
-/* True when ptr went into this thread's cache. */
+/* True when ptr went into this thread's cache. Aborts on a double free. */
 static inline bool cache_put(void *ptr) {
-  size_t bytes = tlsf_block_size_unlocked(ptr) - TLSF_BLOCK_TAIL;
-  if (bytes > CACHE_BINS * CACHE_GRANULE) return false;
-  unsigned b = (unsigned)(bytes / CACHE_GRANULE) - 1;
-  thread_cache *c = &t_cache;
-  if (c->count[b] == CACHE_DEPTH) return false;
-  if (!tlsf_block_in_use(ptr)) {
+  size_t usable = tlsf_used_block_size(ptr);
+  if (usable == 0) {
     lock();
     die_double_free(ptr);
   }
+  size_t payload = usable - TLSF_BLOCK_TAIL;
+  unsigned b, depth;
+  if (payload <= SMALL_MAX_PAYLOAD) {
+    b = (unsigned)(payload / SMALL_GRANULE) - 1;
+    depth = SMALL_DEPTH;
+  } else if (payload - MEDIUM_MIN_PAYLOAD < MEDIUM_END_PAYLOAD - MEDIUM_MIN_PAYLOAD) {
+    b = SMALL_BINS + medium_floor(payload);
+    depth = MEDIUM_DEPTH;
+  } else {
+    return false;
+  }
+  thread_cache *c = &t_cache;
+  unsigned n = c->count[b];
+  size_t charge = bin_charge(b);
+  if (n == depth || c->bytes + charge > HH_TLSF_CACHE_MAX_BYTES) return false;
+  void **slots = bin_slots(c, b);
   uintptr_t *word = (uintptr_t *)ptr + 1;
   if (*word == g_cache_key_word) {
-    for (unsigned i = 0; i < c->count[b]; i++) {
-      if (c->bin[b][i] == ptr) {
+    for (unsigned i = 0; i < n; i++) {
+      if (slots[i] == ptr) {
         lock();
         die_double_free(ptr);
       }
@@ -416,7 +556,9 @@ static inline bool cache_put(void *ptr) {
     c->registered = true;
     pthread_setspecific(g.cache_key, c);
   }
-  c->bin[b][c->count[b]++] = ptr;
+  slots[n] = ptr;
+  c->count[b] = (unsigned char)(n + 1);
+  c->bytes += charge;
   return true;
 }
 
@@ -460,6 +602,7 @@ static void read_config(void) {
     additional = env_size("ADDITIONAL_MEMPOOL_SIZE", initial != 0 ? initial : DEFAULT_POOL_SIZE);
     g.mlock = env_bool("HEAPHOOK_TLSF_MLOCK");
     g.cache = env_bool_default("HEAPHOOK_TLSF_CACHE", true);
+    g.huge = env_bool_default("HEAPHOOK_TLSF_HUGEPAGES", true);
   }
   /* Kept to the byte: heaphook's growth rule works on these exact sizes. */
   g.initial = initial;
@@ -495,12 +638,13 @@ static int tlsf_init(void) {
 }
 
 static void *tlsf_op_alloc(size_t size, size_t align) {
+  size_t core_size = size;
   if (g.cache && align <= HH_MIN_ALIGN && size <= CACHE_MAX_REQUEST) {
-    void *p = cache_take(size);
+    void *p = cache_take(size, &core_size);
     if (p != NULL) return p;
   }
   lock();
-  void *p = alloc_or_grow(size, align);
+  void *p = alloc_or_grow(size, align, core_size);
   unlock();
   return p;
 }
@@ -515,6 +659,7 @@ static void die_double_free(const void *ptr) {
 
 static void tlsf_op_dealloc(void *ptr) {
   if (g.cache && cache_put(ptr)) return;
+  tlsf_prefetch_free(ptr);
   lock();
   if (tlsf_free(g.tlsf, ptr) != 0) die_double_free(ptr);
   unlock();
@@ -537,7 +682,7 @@ static void *tlsf_op_realloc(void *ptr, size_t new_size) {
     return ptr;
   }
   size_t old = tlsf_block_size(ptr);
-  void *moved = alloc_or_grow(new_size, 1);
+  void *moved = alloc_or_grow(new_size, 1, new_size);
   unlock();
   if (moved == NULL) return NULL;
   memcpy(moved, ptr, old < new_size ? old : new_size);
@@ -699,6 +844,8 @@ void hh__tlsf_allocator_configure(size_t initial, size_t additional) {
 }
 
 void hh__tlsf_allocator_set_cache(bool on) { g.cache = on; }
+
+void hh__tlsf_allocator_set_hugepages(bool on) { g.huge = on; }
 
 size_t hh__tlsf_allocator_used_bytes(void) {
   if (!g.inited) return 0;

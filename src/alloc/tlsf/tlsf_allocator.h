@@ -8,6 +8,10 @@
 
 #include "heaphook/allocator.h"
 
+/* Most payload bytes one thread's cache of freed blocks may hold (docs/tlsf.md,
+ * "Per-thread cache"). */
+#define HH_TLSF_CACHE_MAX_BYTES ((size_t)1 << 20)
+
 /* The allocator table ("tlsf"). */
 const hh_allocator *hh__tlsf_allocator_get(void);
 
@@ -36,6 +40,11 @@ void hh__tlsf_allocator_configure(size_t initial, size_t additional);
 /* For tests, after configure and before init: turn the per-thread cache on
  * or off (configure() leaves it off; the environment default is on). */
 void hh__tlsf_allocator_set_cache(bool on);
+
+/* For tests, after configure and before init: map pools of 2 MiB or more on
+ * transparent huge pages (configure() leaves this off; the environment
+ * default is on). */
+void hh__tlsf_allocator_set_hugepages(bool on);
 
 /* Bytes the core counts as used (blocks in thread caches included). */
 size_t hh__tlsf_allocator_used_bytes(void);
