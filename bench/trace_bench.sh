@@ -4,7 +4,8 @@
 #
 # The program is the churn benchmark (hh_bench_overhead: random sizes, 8192
 # live blocks, one free + one malloc per step, TRACE_ITERS steps). Each
-# configuration runs TRACE_REPS times, interleaved (ABCD ABCD ...), and the
+# configuration runs TRACE_REPS times, interleaved (ABCD ABCD ...), timed
+# with date +%s%N around /usr/bin/time (which gives the peak RSS), and the
 # table gives the median wall time, its ratio to the untraced run, the trace
 # size per event (events = the allocations and frees the program made,
 # counted by heaphook report) and the peak RSS of the traced process (the
@@ -17,7 +18,7 @@ BUILD=$(cd "$1" && pwd)
 HH=$BUILD/src/cli/heaphook
 LIB=$BUILD/src/libheaphook.so
 PROG=$BUILD/bench/hh_bench_overhead
-ITERS=${TRACE_ITERS:-2000000}
+ITERS=${TRACE_ITERS:-5000000}
 REPS=${TRACE_REPS:-5}
 WORK=${TRACE_WORK:-$BUILD/bench/trace}
 log() { echo "trace bench: $*" >&2; }
@@ -36,15 +37,18 @@ run() {
     sampled) set -- env LD_PRELOAD="$LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$out" HEAPHOOK_TRACE_SAMPLE=512K "$PROG" --iters "$ITERS" ;;
     nostacks) set -- env LD_PRELOAD="$LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$out" HEAPHOOK_TRACE_STACKS=0 "$PROG" --iters "$ITERS" ;;
   esac
-  /usr/bin/time -f '%e %M' -o "$WORK/time" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || {
+  t0=$(date +%s%N)
+  /usr/bin/time -f '%M' -o "$WORK/time" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || {
     log "$name failed (see $WORK/$name.err)"; exit 1; }
+  t1=$(date +%s%N)
+  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')
   bytes=0
   case $name in
     heaptrack) f=$(ls "$WORK"/ht.* | head -n 1); bytes=$(stat -c %s "$f") ;;
     untraced) ;;
     *) bytes=$(stat -c %s "$out"); cp "$out" "$WORK/$name.keep" ;;
   esac
-  echo "$(cat "$WORK/time") $bytes" >>"$WORK/$name.runs"
+  echo "$wall $(tail -n 1 "$WORK/time") $bytes" >>"$WORK/$name.runs"
 }
 
 configs="untraced heaptrack full sampled nostacks"

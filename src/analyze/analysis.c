@@ -91,8 +91,12 @@ typedef struct block {
   uint32_t count; /* estimated blocks it stands for (1 unless sampled) */
 } block;
 
+/* Open addressing with linear probing; the keys (addresses) have an array
+ * of their own so that probes stay within a few cache lines, and the
+ * table is kept at most half full. */
 typedef struct block_table {
-  block *slots;
+  uint64_t *keys; /* 0: empty slot */
+  block *slots;   /* slots[i] is keys[i]'s block */
   size_t cap, n;
 } block_table;
 
@@ -103,23 +107,32 @@ static inline size_t slot_of(uint64_t a, size_t mask) {
   return (size_t)a & mask;
 }
 
+/* A hint: the slot where addr's probe will start (consume() issues it a few
+ * events ahead, so that the probe finds its cache line loaded). */
+static inline void table_prefetch(const block_table *t, uint64_t addr) {
+  if (t->cap) __builtin_prefetch(&t->keys[slot_of(addr, t->cap - 1)]);
+}
+
 static void table_insert_new(block_table *t, const block *b);
 
 static void table_grow(block_table *t) {
   block_table old = *t;
   t->cap = old.cap ? old.cap * 2 : 4096;
+  t->keys = xcalloc(t->cap, sizeof *t->keys);
   t->slots = xcalloc(t->cap, sizeof *t->slots);
   t->n = 0;
   for (size_t i = 0; i < old.cap; i++)
-    if (old.slots[i].addr) table_insert_new(t, &old.slots[i]);
+    if (old.keys[i]) table_insert_new(t, &old.slots[i]);
+  free(old.keys);
   free(old.slots);
 }
 
 /* b->addr must not be in the table. */
 static void table_insert_new(block_table *t, const block *b) {
-  if ((t->n + 1) * 4 > t->cap * 3) table_grow(t);
+  if ((t->n + 1) * 2 > t->cap) table_grow(t);
   size_t mask = t->cap - 1, i = slot_of(b->addr, mask);
-  while (t->slots[i].addr) i = (i + 1) & mask;
+  while (t->keys[i]) i = (i + 1) & mask;
+  t->keys[i] = b->addr;
   t->slots[i] = *b;
   t->n++;
 }
@@ -129,9 +142,9 @@ static inline block *table_find(const block_table *t, uint64_t addr) {
   if (!t->cap || !addr) return NULL;
   size_t mask = t->cap - 1, i = slot_of(addr, mask);
   for (;;) {
-    block *b = &t->slots[i];
-    if (b->addr == addr) return b;
-    if (!b->addr) return NULL;
+    uint64_t k = t->keys[i];
+    if (k == addr) return &t->slots[i];
+    if (!k) return NULL;
     i = (i + 1) & mask;
   }
 }
@@ -139,14 +152,15 @@ static inline block *table_find(const block_table *t, uint64_t addr) {
 static void table_remove(block_table *t, block *b) {
   size_t mask = t->cap - 1, i = (size_t)(b - t->slots);
   t->n--;
-  for (size_t j = (i + 1) & mask; t->slots[j].addr; j = (j + 1) & mask) {
-    size_t home = slot_of(t->slots[j].addr, mask);
+  for (size_t j = (i + 1) & mask; t->keys[j]; j = (j + 1) & mask) {
+    size_t home = slot_of(t->keys[j], mask);
     if (((j - home) & mask) >= ((j - i) & mask)) {
+      t->keys[i] = t->keys[j];
       t->slots[i] = t->slots[j];
       i = j;
     }
   }
-  t->slots[i].addr = 0;
+  t->keys[i] = 0;
 }
 
 /* ---- accumulators --------------------------------------------------------- */
@@ -162,7 +176,7 @@ typedef struct state {
   bool sampled, want_blocks;
   block_table live;
 
-  acc *sites; /* by slot; slot 0: no stack */
+  acc *sites;           /* by slot; slot 0: no stack */
   uint64_t *site_stack; /* stack id of each slot */
   size_t nsites, sites_cap;
   uint64_t *smap_keys; /* stack id -> slot + 1 (open addressing) */
@@ -328,9 +342,7 @@ static inline uint32_t est_count(const state *s, uint64_t size, uint64_t weight)
   return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-static inline unsigned size_bucket(uint64_t size) {
-  return size ? 63u - (unsigned)__builtin_clzll(size) : 0;
-}
+static inline unsigned size_bucket(uint64_t size) { return size ? 63u - (unsigned)__builtin_clzll(size) : 0; }
 
 /* Removes a live block (a free, or the old half of a realloc). */
 static void release(state *s, block *b, uint32_t free_slot, bool is_free, bool temporary) {
@@ -436,7 +448,7 @@ static void on_event(state *s, const hh_event *ev) {
       bool counts = true;
       if (b) {
         counts = ev->addr != ev->old_addr || ev->weight > b->bytes; /* moved or grew */
-        release(s, b, slot, false, b->addr == s->last_alloc); /* not a free in the totals */
+        release(s, b, slot, false, b->addr == s->last_alloc);       /* not a free in the totals */
         s->last_alloc = 0;
       } else {
         a->unknown_frees++;
@@ -463,14 +475,14 @@ static double now_s(void) {
 
 typedef struct progress {
   bool on, shown;
-  double start;
+  double start, after;
   int last_pct;
 } progress;
 
 static void progress_tick(progress *p, uint64_t offset, uint64_t size) {
   if (!p->on) return;
   double t = now_s() - p->start;
-  if (t < 1.0) return;
+  if (t < p->after) return;
   if (!size) return;
   int pct = (int)(100.0 * (double)offset / (double)size);
   if (pct > 100) pct = 100;
@@ -543,7 +555,8 @@ static size_t feed_fill(feed *f, hh_event *b) {
   size_t n = 0;
   while (n < FEED_BATCH && hh_merge_next(f->m, &b[n])) {
     hh_ev_kind k = b[n].kind;
-    if (k == HH_EV_STACK || k == HH_EV_MODULE_LOAD || k == HH_EV_MODULE_UNLOAD || k == HH_EV_COMMAND) continue;
+    if (k == HH_EV_STACK || k == HH_EV_MODULE_LOAD || k == HH_EV_MODULE_UNLOAD || k == HH_EV_COMMAND)
+      continue;
     n++;
   }
   __atomic_store_n(&f->offset, hh_reader_offset(f->r), __ATOMIC_RELAXED);
@@ -573,10 +586,19 @@ typedef struct pass_state {
   bool end;
 } pass_state;
 
+/* How many events ahead consume() prefetches the live table's slots: the
+ * table's probes are cache misses on large heaps, and the events of a batch
+ * are known in advance. */
+#define PREFETCH_AHEAD 8
+
 static void consume(state *s, pass_state *p, const hh_event *evs, size_t n) {
   hh_analysis *a = s->a;
   for (size_t i = 0; i < n; i++) {
     const hh_event *ev = &evs[i];
+    if (i + PREFETCH_AHEAD < n) {
+      const hh_event *later = &evs[i + PREFETCH_AHEAD];
+      table_prefetch(&s->live, later->kind == HH_EV_REALLOC ? later->old_addr : later->addr);
+    }
     switch (ev->kind) {
       case HH_EV_ALLOC:
       case HH_EV_FREE:
@@ -617,6 +639,7 @@ static void state_free(state *s) {
   free(s->smap_vals);
   free(s->threads);
   free(s->thread_index);
+  free(s->live.keys);
   free(s->live.slots);
   free(s->grave);
 }
@@ -644,7 +667,9 @@ int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, c
   a->sample_bytes = hh_reader_header(r)->sample_bytes;
   pass_state pass = {0};
 
-  progress prog = {.on = opt->progress && isatty(2), .start = now_s()};
+  progress prog = {.on = opt->progress && isatty(2),
+                   .start = now_s(),
+                   .after = opt->progress_after > 0 ? opt->progress_after : 1.0};
   feed f = {0};
   f.m = hh_merge_new(r, 0);
   f.r = r;
@@ -705,7 +730,8 @@ int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, c
 
   /* sites */
   size_t nsites = 0;
-  for (size_t i = 0; i < s.nsites; i++) nsites += s.sites[i].allocations || s.sites[i].bytes || s.sites[i].live_blocks;
+  for (size_t i = 0; i < s.nsites; i++)
+    nsites += s.sites[i].allocations || s.sites[i].bytes || s.sites[i].live_blocks;
   a->sites = xcalloc(nsites, sizeof *a->sites);
   for (size_t i = 0; i < s.nsites; i++) {
     const acc *x = &s.sites[i];
@@ -751,12 +777,12 @@ int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, c
   if (s.want_blocks) {
     size_t nb = s.ngrave;
     for (size_t i = 0; i < s.live.cap; i++)
-      if (s.live.slots[i].addr && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal)) nb++;
+      if (s.live.keys[i] && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal)) nb++;
     a->peak_block_list = xcalloc(nb, sizeof *a->peak_block_list);
     if (s.ngrave) memcpy(a->peak_block_list, s.grave, s.ngrave * sizeof *s.grave);
     a->npeak_blocks = s.ngrave;
     for (size_t i = 0; i < s.live.cap; i++)
-      if (s.live.slots[i].addr && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal))
+      if (s.live.keys[i] && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal))
         a->peak_block_list[a->npeak_blocks++] = (hh_live_block){s.live.slots[i].addr, s.live.slots[i].bytes};
     qsort(a->peak_block_list, a->npeak_blocks, sizeof *a->peak_block_list, cmp_block);
   }

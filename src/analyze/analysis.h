@@ -21,13 +21,13 @@
 /* One call site: every allocation made from one distinct stack (the trace's
  * stack id: the full stack, innermost frame first once symbolized). */
 typedef struct hh_site {
-  uint64_t stack;          /* trace stack id (0: no stack recorded) */
-  uint64_t allocations;    /* allocation calls (realloc that moves or grows counts) */
-  uint64_t bytes;          /* bytes requested in all */
-  uint64_t temporary;      /* allocations freed before any other allocation (heaptrack's rule) */
-  uint64_t peak_bytes;     /* bytes of this site live at the global peak */
+  uint64_t stack;       /* trace stack id (0: no stack recorded) */
+  uint64_t allocations; /* allocation calls (realloc that moves or grows counts) */
+  uint64_t bytes;       /* bytes requested in all */
+  uint64_t temporary;   /* allocations freed before any other allocation (heaptrack's rule) */
+  uint64_t peak_bytes;  /* bytes of this site live at the global peak */
   uint64_t peak_blocks;
-  uint64_t leaked_bytes;   /* live at the end of the trace */
+  uint64_t leaked_bytes; /* live at the end of the trace */
   uint64_t leaked_blocks;
 } hh_site;
 
@@ -90,7 +90,7 @@ typedef struct hh_live_block {
 typedef struct hh_analysis {
   /* The trace itself. */
   const hh_reader *reader;
-  hh_read_status status;   /* OK, or what the reader reported (cut short, damaged) */
+  hh_read_status status; /* OK, or what the reader reported (cut short, damaged) */
   const char *status_message;
   bool sampled;
   uint64_t duration_ns;
@@ -133,11 +133,12 @@ typedef struct hh_analysis {
 } hh_analysis;
 
 typedef struct hh_analyze_options {
-  size_t max_points;   /* timeline resolution; 0: 2000 */
-  bool peak_blocks;    /* keep the list of blocks live at the peak */
-  /* Progress on stderr (a bar when stderr is a terminal and the analysis
-   * takes more than a second). */
+  size_t max_points; /* timeline resolution; 0: 2000 */
+  bool peak_blocks;  /* keep the list of blocks live at the peak */
+  /* Progress on stderr: a bar when stderr is a terminal and the analysis
+   * has taken more than progress_after seconds (0: one second). */
   bool progress;
+  double progress_after;
 } hh_analyze_options;
 
 /* Reads every event of r in time order and fills *out. Returns 0, or -1 with

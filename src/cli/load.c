@@ -35,6 +35,19 @@ int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_lo
   if (!out->reader) return HH_EXIT_FAIL;
   char err[512];
   hh_analyze_options aopt = {.peak_blocks = opt->peak_blocks, .progress = true};
+  /* HEAPHOOK_PROGRESS_AFTER=SECONDS: show the bar sooner or later than
+   * after one second (the tests use 0.000001 to see it on a small trace). */
+  const char *after = getenv("HEAPHOOK_PROGRESS_AFTER");
+  if (after && *after) {
+    char *end;
+    double v = strtod(after, &end);
+    if (*end || !(v > 0)) {
+      hh_cli_error(cmd, "HEAPHOOK_PROGRESS_AFTER=%s is not a number of seconds above 0", after);
+      hh_loaded_free(out);
+      return HH_EXIT_FAIL;
+    }
+    aopt.progress_after = v;
+  }
   if (hh_analyze(out->reader, &aopt, &out->analysis, err, sizeof err) != 0) {
     hh_cli_error(cmd, "%s", err);
     hh_loaded_free(out);

@@ -16,6 +16,7 @@
 #include "guard.h"
 #include "hook.h"
 #include "runtime.h"
+#include "sample.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -58,10 +59,33 @@ static void tell_call(hh_fn fn) {
   errno = saved;
 }
 
-#define NOTE_CALL(fn)                                       \
-  do {                                                      \
+#define NOTE_CALL(fn)                                        \
+  do {                                                       \
     if (hh__rt.n_on_call != 0 && recording()) tell_call(fn); \
   } while (0)
+
+/* After an allocation (recording): the recorders of every event, then the
+ * sampler and, when it samples the block, the sampled recorders. */
+static void note_alloc(hh_fn fn, void *user, size_t size, size_t align) {
+  hh_event ev = {.fn = fn, .ptr = user, .size = size, .align = align > HH_MIN_ALIGN ? align : 0};
+  tell(&hh__rt.on_alloc, &ev, user);
+  if (hh__rt.sample_period == 0) return;
+  ev.weight = hh__sample_take(size);
+  if (likely(ev.weight == 0)) return;
+  hh__sample_note(user);
+  tell(&hh__rt.sampled_alloc, &ev, user);
+}
+
+/* Before a free of one of our blocks. A sampled block is forgotten even
+ * when nothing is recorded (a free inside a recorder, after exit), so that
+ * the set holds live blocks only. */
+static void note_free(hh_fn fn, void *ptr) {
+  bool rec = recording();
+  hh_event ev = {.fn = fn, .ptr = ptr};
+  if (rec) tell(&hh__rt.on_free, &ev, ptr);
+  if (hh__rt.sample_period != 0 && hh__sample_maybe(ptr) && hh__sample_forget(ptr) && rec)
+    tell(&hh__rt.sampled_free, &ev, ptr);
+}
 
 /* ---- allocator operations with their defaults ---------------------------- */
 
@@ -117,10 +141,7 @@ static void *alloc_block(hh_fn fn, size_t size, size_t align, bool zero) {
     h->lead16 = (uint32_t)(lead / 16);
     h->magic = HH_BLOCK_MAGIC;
   }
-  if (recording()) {
-    hh_event ev = {.fn = fn, .ptr = user, .size = size, .align = align > HH_MIN_ALIGN ? align : 0};
-    tell(&hh__rt.on_alloc, &ev, user);
-  }
+  if (recording()) note_alloc(fn, user, size, align);
   return user;
 }
 
@@ -210,14 +231,15 @@ static void free_as(hh_fn fn, void *ptr) {
     return;
   }
   switch (owner_of(ptr)) {
-    case BOOTSTRAP: return;
-    case FOREIGN: __libc_free(ptr); return;
-    case OWN: break;
+    case BOOTSTRAP:
+      return;
+    case FOREIGN:
+      __libc_free(ptr);
+      return;
+    case OWN:
+      break;
   }
-  if (recording()) {
-    hh_event ev = {.fn = fn, .ptr = ptr};
-    tell(&hh__rt.on_free, &ev, ptr);
-  }
+  note_free(fn, ptr);
   hh__rt.alloc->dealloc(base_of(ptr));
 }
 
@@ -258,16 +280,33 @@ static void *resize_own(hh_fn fn, void *ptr, size_t size) {
     if (p != NULL) free_as(fn, ptr);
     return p;
   }
-  if (recording()) {
-    hh_event ev = {.fn = fn, .size = size, .old_ptr = ptr};
+  /* The sampled recorders hear of a realloc whose old block was sampled
+   * (forgotten before the real realloc, like a free) or whose new one is. */
+  bool rec = recording();
+  hh_event ev = {.fn = fn, .size = size, .old_ptr = ptr};
+  bool forgot = false;
+  if (hh__rt.sample_period != 0) {
+    forgot = hh__sample_maybe(ptr) && hh__sample_forget(ptr);
+    if (rec) ev.weight = hh__sample_take(size);
+    ev.old_sampled = forgot && rec;
+    ev.new_sampled = ev.weight != 0;
+  }
+  bool sampled = ev.old_sampled || ev.new_sampled;
+  if (rec) {
     tell(&hh__rt.on_realloc_begin, &ev, ptr);
+    if (sampled) tell(&hh__rt.sampled_realloc_begin, &ev, ptr);
   }
   void *user = a_realloc(base_of(ptr), size + prefix);
-  if (unlikely(user == NULL)) return fail(ENOMEM);
+  if (unlikely(user == NULL)) {
+    if (forgot) hh__sample_note(ptr); /* still live */
+    return fail(ENOMEM);
+  }
   user = (char *)user + prefix;
-  if (recording()) {
-    hh_event ev = {.fn = fn, .ptr = user, .size = size, .old_ptr = ptr};
+  if (rec) {
+    ev.ptr = user;
     tell(&hh__rt.on_realloc, &ev, user);
+    if (ev.new_sampled) hh__sample_note(user);
+    if (sampled) tell(&hh__rt.sampled_realloc, &ev, user);
   }
   return user;
 }
@@ -284,9 +323,12 @@ static void *realloc_as(hh_fn fn, void *ptr, size_t size) {
     return __libc_realloc(ptr, size);
   }
   switch (owner_of(ptr)) {
-    case BOOTSTRAP: return move_block(fn, ptr, hh__bootstrap_size(ptr), size);
-    case FOREIGN: return __libc_realloc(ptr, size);
-    case OWN: break;
+    case BOOTSTRAP:
+      return move_block(fn, ptr, hh__bootstrap_size(ptr), size);
+    case FOREIGN:
+      return __libc_realloc(ptr, size);
+    case OWN:
+      break;
   }
   return resize_own(fn, ptr, size);
 }
@@ -311,9 +353,12 @@ size_t hh__malloc_usable_size(void *ptr) {
   if (hh__bootstrap_owns(ptr)) return hh__bootstrap_size(ptr);
   if (atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY) return hh__glibc_usable_size(ptr);
   switch (owner_of(ptr)) {
-    case BOOTSTRAP: return hh__bootstrap_size(ptr);
-    case FOREIGN: return hh__glibc_usable_size(ptr);
-    case OWN: break;
+    case BOOTSTRAP:
+      return hh__bootstrap_size(ptr);
+    case FOREIGN:
+      return hh__glibc_usable_size(ptr);
+    case OWN:
+      break;
   }
   return own_usable(ptr);
 }
@@ -324,9 +369,12 @@ const char *hh__owner_name(const void *ptr) {
   if (hh__bootstrap_owns(p)) return "bootstrap";
   if (atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY) return "foreign";
   switch (owner_of(p)) {
-    case BOOTSTRAP: return "bootstrap";
-    case FOREIGN: return "foreign";
-    case OWN: break;
+    case BOOTSTRAP:
+      return "bootstrap";
+    case FOREIGN:
+      return "foreign";
+    case OWN:
+      break;
   }
   return hh__rt.alloc->name;
 }

@@ -14,7 +14,7 @@
 
 #define HH_BOOTSTRAP_BYTES (1u << 20)
 
-extern unsigned char hh__bootstrap_arena[HH_BOOTSTRAP_BYTES];
+extern unsigned char hh__bootstrap_arena[HH_BOOTSTRAP_BYTES] __attribute__((visibility("hidden")));
 
 /* A block of size bytes aligned to max(align, 16), or NULL (errno ENOMEM)
  * when the arena is spent. */

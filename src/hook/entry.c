@@ -7,33 +7,99 @@
 #include <malloc.h>
 #include <stdlib.h>
 
-#include "heaphook/heaphook.h"
+#include "base/glibc.h"
+#include "bootstrap.h"
 #include "guard.h"
+#include "heaphook/heaphook.h"
 #include "hook.h"
 #include "record/counts.h"
 #include "record/trace/trace.h"
 #include "runtime.h"
+#include "sample.h"
 
 #define EXPORT __attribute__((visibility("default")))
+#define likely(x) __builtin_expect(!!(x), 1)
 /* The program's stack pointer at the call, for recorders that take stacks
- * (recorder.h): one store, before anything else runs. */
+ * (recorder.h): one store, on the way into the hook layer. */
 #define NOTE_CFA() (hh__call_cfa = __builtin_dwarf_cfa())
 
-EXPORT void *malloc(size_t size) { NOTE_CFA(); return hh__malloc(size); }
-EXPORT void free(void *ptr) { hh__free(ptr); }
-EXPORT void *calloc(size_t nmemb, size_t size) { NOTE_CFA(); return hh__calloc(nmemb, size); }
-EXPORT void *realloc(void *ptr, size_t size) { NOTE_CFA(); return hh__realloc(ptr, size); }
-EXPORT void *reallocarray(void *ptr, size_t nmemb, size_t size) { NOTE_CFA(); return hh__reallocarray(ptr, nmemb, size); }
-EXPORT int posix_memalign(void **out, size_t align, size_t size) { NOTE_CFA(); return hh__posix_memalign(out, align, size); }
-EXPORT void *aligned_alloc(size_t align, size_t size) { NOTE_CFA(); return hh__aligned_alloc(align, size); }
-EXPORT void *memalign(size_t align, size_t size) { NOTE_CFA(); return hh__memalign(align, size); }
-EXPORT void *valloc(size_t size) { NOTE_CFA(); return hh__valloc(size); }
-EXPORT void *pvalloc(size_t size) { NOTE_CFA(); return hh__pvalloc(size); }
+/* The fast paths (runtime.h, hh_fast): glibc's allocator and no recorder
+ * to tell, or one only the sampler's picks are for. glibc then gives every
+ * answer itself, errno included; the hook only keeps bootstrap blocks (made
+ * during start-up) from glibc. Everything else goes through the hook layer. */
+static inline int path(void) { return atomic_load_explicit(&hh__fast.path, memory_order_relaxed); }
+
+/* An allocation of size bytes the sampler does not pick (the recursion
+ * guard's allocations go through the hook, which does not count them). */
+static inline bool unsampled(size_t size) { return !hh__in_hook && hh__sample_skip(size); }
+
+EXPORT void *malloc(size_t size) {
+  int p = path();
+  if (likely(p == HH_PATH_LIBC) || (p == HH_PATH_SAMPLED && unsampled(size))) return __libc_malloc(size);
+  NOTE_CFA();
+  return hh__malloc(size);
+}
+
+EXPORT void free(void *ptr) {
+  int p = path();
+  if (likely(p == HH_PATH_LIBC) || (p == HH_PATH_SAMPLED && !hh__sample_maybe(ptr))) {
+    if (likely(!hh__bootstrap_owns(ptr))) __libc_free(ptr);
+    return;
+  }
+  hh__free(ptr);
+}
+
+EXPORT void *calloc(size_t nmemb, size_t size) {
+  int p = path();
+  size_t total;
+  if (likely(p == HH_PATH_LIBC) ||
+      (p == HH_PATH_SAMPLED && !__builtin_mul_overflow(nmemb, size, &total) && unsampled(total)))
+    return __libc_calloc(nmemb, size);
+  NOTE_CFA();
+  return hh__calloc(nmemb, size);
+}
+
+EXPORT void *realloc(void *ptr, size_t size) {
+  int p = path();
+  if (likely(p == HH_PATH_LIBC) ||
+      (p == HH_PATH_SAMPLED && !hh__sample_maybe(ptr) && !hh__bootstrap_owns(ptr) && unsampled(size))) {
+    if (likely(!hh__bootstrap_owns(ptr))) return __libc_realloc(ptr, size);
+  }
+  NOTE_CFA();
+  return hh__realloc(ptr, size);
+}
+
+EXPORT void *reallocarray(void *ptr, size_t nmemb, size_t size) {
+  NOTE_CFA();
+  return hh__reallocarray(ptr, nmemb, size);
+}
+EXPORT int posix_memalign(void **out, size_t align, size_t size) {
+  NOTE_CFA();
+  return hh__posix_memalign(out, align, size);
+}
+EXPORT void *aligned_alloc(size_t align, size_t size) {
+  NOTE_CFA();
+  return hh__aligned_alloc(align, size);
+}
+EXPORT void *memalign(size_t align, size_t size) {
+  NOTE_CFA();
+  return hh__memalign(align, size);
+}
+EXPORT void *valloc(size_t size) {
+  NOTE_CFA();
+  return hh__valloc(size);
+}
+EXPORT void *pvalloc(size_t size) {
+  NOTE_CFA();
+  return hh__pvalloc(size);
+}
 EXPORT size_t malloc_usable_size(void *ptr) { return hh__malloc_usable_size(ptr); }
 /* C23; glibc 2.36 does not declare them yet, programs built on newer
  * toolchains call them. */
 EXPORT void free_sized(void *ptr, size_t size) { hh__free_sized(ptr, size); }
-EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size) { hh__free_aligned_sized(ptr, align, size); }
+EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size) {
+  hh__free_aligned_sized(ptr, align, size);
+}
 
 EXPORT const char *hh_allocator_of(const void *ptr) { return hh__owner_name(ptr); }
 EXPORT int hh_thread_counts(unsigned long long *counts, int n) { return hh__counts_thread(counts, n); }

@@ -11,13 +11,15 @@
 #include "base/env.h"
 #include "base/glibc.h"
 #include "base/log.h"
+#include "block.h"
 #include "guard.h"
 #include "hook.h"
-#include "block.h"
+#include "sample.h"
 
 hh_runtime hh__rt;
 atomic_int hh__state;
 atomic_bool hh__recording;
+hh_fast hh__fast __attribute__((aligned(64)));
 __thread bool hh__in_hook __attribute__((tls_model("initial-exec")));
 
 /* The recorders when HEAPHOOK_RECORD is unset: defined by preload libraries
@@ -36,8 +38,8 @@ void hh__hook_setup_for_test(const hh_allocator *allocator, const char *record) 
 
 static void check_allocator(const hh_allocator *a) {
   if (a->abi != HH_ALLOCATOR_ABI)
-    hh__die("allocator '%s' was built for plug-in ABI %u, this heaphook has ABI %u",
-            a->name ? a->name : "?", a->abi, HH_ALLOCATOR_ABI);
+    hh__die("allocator '%s' was built for plug-in ABI %u, this heaphook has ABI %u", a->name ? a->name : "?",
+            a->abi, HH_ALLOCATOR_ABI);
   if (a->alloc == NULL || a->dealloc == NULL || a->block_size == NULL)
     hh__die("allocator '%s' lacks alloc, dealloc or block_size", a->name ? a->name : "?");
 }
@@ -65,18 +67,44 @@ static void place_recorders(const char *spec) {
     bytes += (hh__rt.recorders[i]->block_bytes + 7) & ~(size_t)7;
   }
   hh__rt.prefix = bytes == 0 ? 0 : (bytes + HH_BLOCK_HEADER + 15) & ~(size_t)15;
+  /* Before the recorders start: the sampler's fork handlers then run after
+   * theirs in the parent (prepare) and before theirs in the child. */
+  if (n > 0) hh__sampler_atfork();
   for (int i = 0; i < n; i++) {
     if (hh__rt.recorders[i]->start != NULL && hh__rt.recorders[i]->start() != 0) _exit(1);
   }
   hh__rt.n_recorders = n;
   for (int i = 0; i < n; i++) {
     const hh_recorder *r = hh__rt.recorders[i];
-    add_callback(&hh__rt.on_alloc, r->on_alloc, hh__rt.slot_offset[i]);
-    add_callback(&hh__rt.on_free, r->on_free, hh__rt.slot_offset[i]);
-    add_callback(&hh__rt.on_realloc_begin, r->on_realloc_begin, hh__rt.slot_offset[i]);
-    add_callback(&hh__rt.on_realloc, r->on_realloc, hh__rt.slot_offset[i]);
+    size_t period = r->sample_period != NULL ? r->sample_period() : 0;
+    if (period != 0 && hh__rt.sample_period != 0 && period != hh__rt.sample_period)
+      hh__die(
+          "HEAPHOOK_RECORD=%s: recorders '%s' and others sample with different periods (%zu and %llu bytes)",
+          spec, r->name, period, (unsigned long long)hh__rt.sample_period);
+    size_t off = hh__rt.slot_offset[i];
+    if (period != 0) {
+      hh__rt.sample_period = period;
+      add_callback(&hh__rt.sampled_alloc, r->on_alloc, off);
+      add_callback(&hh__rt.sampled_free, r->on_free, off);
+      add_callback(&hh__rt.sampled_realloc_begin, r->on_realloc_begin, off);
+      add_callback(&hh__rt.sampled_realloc, r->on_realloc, off);
+    } else {
+      add_callback(&hh__rt.on_alloc, r->on_alloc, off);
+      add_callback(&hh__rt.on_free, r->on_free, off);
+      add_callback(&hh__rt.on_realloc_begin, r->on_realloc_begin, off);
+      add_callback(&hh__rt.on_realloc, r->on_realloc, off);
+    }
     if (r->on_call != NULL) hh__rt.on_call[hh__rt.n_on_call++] = r->on_call;
   }
+  if (hh__rt.sample_period != 0) hh__sampler_start(hh__rt.sample_period);
+}
+
+/* The exported functions' way to serve calls (runtime.h, hh_fast). */
+static int choose_path(void) {
+  const hh_runtime *rt = &hh__rt;
+  if (rt->alloc != hh__libc_allocator_get() || rt->prefix != 0 || rt->n_on_call != 0) return HH_PATH_HOOK;
+  if (rt->on_alloc.n + rt->on_free.n + rt->on_realloc_begin.n + rt->on_realloc.n != 0) return HH_PATH_HOOK;
+  return rt->sample_period != 0 ? HH_PATH_SAMPLED : HH_PATH_LIBC;
 }
 
 /* A copy of stderr taken at start-up when something will report at exit:
@@ -133,6 +161,7 @@ bool hh__start_slow(void) {
   start_up();
   hh__in_hook = false;
   atomic_store_explicit(&hh__state, HH_READY, memory_order_release);
+  if (!test_setup) atomic_store_explicit(&hh__fast.path, choose_path(), memory_order_release);
   errno = saved;
   return true;
 }
@@ -159,6 +188,7 @@ void hh__shutdown(void) {
   if (atomic_load(&hh__state) != HH_READY) return;
   int saved = errno;
   bool was = atomic_exchange(&hh__recording, false);
+  if (atomic_load(&hh__fast.path) == HH_PATH_SAMPLED) atomic_store(&hh__fast.path, HH_PATH_LIBC);
   bool report = hh__rt.stats && hh__rt.alloc->report != NULL;
   hh__in_hook = true;
   if (was || report) {

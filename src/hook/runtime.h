@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "heaphook/allocator.h"
 #include "record/recorder.h"
@@ -20,24 +21,50 @@ enum { HH_UNSTARTED, HH_STARTING, HH_READY };
 
 typedef struct hh_runtime {
   const hh_allocator *alloc;
-  size_t prefix;   /* P of block.h: 0, or a multiple of 16 */
-  size_t page;     /* page size */
+  size_t prefix; /* P of block.h: 0, or a multiple of 16 */
+  size_t page;   /* page size */
   int n_recorders;
   const hh_recorder *recorders[HH_MAX_RECORDERS];
   size_t slot_offset[HH_MAX_RECORDERS]; /* slot = user - prefix + slot_offset */
   /* The callbacks the enabled recorders have, per event kind (hook/api.c
-   * calls only these), with the slot offset of the recorder of each. */
+   * calls only these), with the slot offset of the recorder of each: those
+   * of the recorders that hear of every event, then those of the sampled
+   * recorders (recorder.h, sample_period). */
   struct hh_callbacks {
     int n;
     void (*cb[HH_MAX_RECORDERS])(const hh_event *ev, void *slot);
     size_t slot_offset[HH_MAX_RECORDERS];
   } on_alloc, on_free, on_realloc_begin, on_realloc;
+  struct hh_callbacks sampled_alloc, sampled_free, sampled_realloc_begin, sampled_realloc;
+  uint64_t sample_period; /* of the sampled recorders; 0: none */
   int n_on_call;
   void (*on_call[HH_MAX_RECORDERS])(hh_fn fn);
-  bool stats;      /* HEAPHOOK_STATS: allocator report at exit */
+  bool stats; /* HEAPHOOK_STATS: allocator report at exit */
 } hh_runtime;
 
 extern hh_runtime hh__rt;
+
+/* How the exported functions (entry.c) serve a call (hh__fast.path):
+ *   HH_PATH_HOOK     through the hook layer (hh__malloc, ...): always before
+ *                    start-up is done, and whenever the allocator is not
+ *                    glibc, blocks have a prefix, or a recorder hears of
+ *                    every call or every block;
+ *   HH_PATH_LIBC     straight to glibc (__libc_malloc, ...): glibc's
+ *                    allocator and no recorder to tell; only bootstrap
+ *                    blocks are kept from glibc;
+ *   HH_PATH_SAMPLED  as HH_PATH_LIBC, except the calls the sampler's inline
+ *                    tests pick (sample.h), which go through the hook.
+ * Set once the hook is READY; back to HH_PATH_LIBC at exit, when recording
+ * stops. */
+enum { HH_PATH_HOOK, HH_PATH_LIBC, HH_PATH_SAMPLED };
+
+/* What the exported functions read on every call, in one cache line: a
+ * program that streams through its heap evicts whatever else they read. */
+typedef struct hh_fast {
+  atomic_int path;                 /* HH_PATH_* */
+  _Atomic uintptr_t sample_filter; /* the sampler's filter (sample.h) */
+} hh_fast;
+extern hh_fast hh__fast __attribute__((visibility("hidden")));
 extern atomic_int hh__state;
 /* True while recorders are to be called (cleared at exit). */
 extern atomic_bool hh__recording;

@@ -8,11 +8,21 @@
  *
  * Callbacks run inside malloc: no stdio, no getenv; an allocation made inside
  * a callback is served but not recorded (the hook's recursion guard is set);
- * errno is saved and restored around them by the hook. */
+ * errno is saved and restored around them by the hook.
+ *
+ * Sampled recorders: a recorder whose sample_period says so hears of a
+ * sample of the allocations only, drawn by the hook's sampler
+ * (hook/sample.h: Poisson sampling of bytes, one sample per period bytes on
+ * average, per thread), and of the frees and reallocs of the blocks sampled.
+ * The hook runs the sampler before any recorder is called, inline in the
+ * exported functions when nothing else needs every call, so that the calls
+ * not sampled cost a countdown (allocations) or one bit test (frees). */
 #ifndef HH_RECORD_RECORDER_H
 #define HH_RECORD_RECORDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The hooked functions, as recorders see them. */
 typedef enum hh_fn {
@@ -36,21 +46,34 @@ typedef enum hh_fn {
 const char *hh__fn_name(hh_fn fn);
 
 typedef struct hh_event {
-  hh_fn fn;        /* the function the program called */
-  void *ptr;       /* alloc/realloc: the block returned; free: the block freed */
-  size_t size;     /* alloc/realloc: bytes requested; free: 0 */
-  size_t align;    /* alignment requested, 0 when the call asks none */
-  void *old_ptr;   /* realloc: the block before (may equal ptr) */
+  hh_fn fn;      /* the function the program called */
+  void *ptr;     /* alloc/realloc: the block returned; free: the block freed */
+  size_t size;   /* alloc/realloc: bytes requested; free: 0 */
+  size_t align;  /* alignment requested, 0 when the call asks none */
+  void *old_ptr; /* realloc: the block before (may equal ptr) */
+  /* For the sampled recorders (the others may ignore them). */
+  uint64_t weight;  /* alloc, or realloc with new_sampled: the bytes this
+                       sample stands for (size / P(sampled)) */
+  bool old_sampled; /* realloc: old_ptr was a sampled block (now forgotten) */
+  bool new_sampled; /* realloc: the new block is sampled (weight > 0) */
 } hh_event;
 
 typedef struct hh_recorder {
-  const char *name;     /* as written in HEAPHOOK_RECORD */
-  const char *summary;  /* one line for --help and the README */
-  size_t block_bytes;   /* per-block bytes wanted (0: none) */
+  const char *name;    /* as written in HEAPHOOK_RECORD */
+  const char *summary; /* one line for --help and the README */
+  size_t block_bytes;  /* per-block bytes wanted (0: none) */
 
   /* At start-up, before the first recorded call. Read options with
    * hh__env_get. Return 0, or -1 after writing a one-line error. */
   int (*start)(void);
+  /* Called after start (may be NULL): 0 to hear of every event, or a
+   * sample period in bytes: the recorder is then told of the sampled
+   * allocations only (ev->weight > 0), of the frees of those blocks only,
+   * and of a realloc only when its old block was sampled or its new one is
+   * (ev->old_sampled, ev->new_sampled; on_realloc_begin and on_realloc both
+   * carry them). Sampled recorders share one sampler: their periods must
+   * agree. */
+  size_t (*sample_period)(void);
   /* Every call of a hooked function, also failing ones and free(NULL). */
   void (*on_call)(hh_fn fn);
   /* After a block was allocated; slot is uninitialised. */

@@ -1,4 +1,4 @@
-/* The heaphook trace format, version 1: constants and the primitive
+/* The heaphook trace format, versions 1 and 2: constants and the primitive
  * encodings shared by the writer (inside the traced process: no allocation)
  * and the reader (the heaphook command). docs/trace-format.md describes it. */
 #ifndef HH_TRACE_FORMAT_H
@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define HH_TRACE_MAGIC "HHTRACE" /* 8 bytes with the NUL */
-#define HH_TRACE_VERSION 1u
+#define HH_TRACE_VERSION 2u      /* what the tracer writes; readers read 1 and 2 */
 #define HH_TRACE_HEADER_BYTES 64u
 
 enum {

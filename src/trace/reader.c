@@ -7,6 +7,7 @@
  * hostile file costs at most memory proportional to its own size. */
 #define _GNU_SOURCE
 #include "trace/reader.h"
+#include "trace/model.h"
 
 #include "trace/strset.h"
 #include "trace/xalloc.h"
@@ -94,7 +95,21 @@ typedef struct cursor {
   uint64_t addr;
   uint64_t weight; /* pending SAMPLE_WEIGHT, valid when has_weight */
   bool has_weight;
+  /* a version-2 event chunk (version >= 2, thread != 0): its streams, once
+   * the stream table has been read, and the thread's model */
+  bool v2, v2_ready;
+  const uint8_t *s[HH_V2_STREAMS], *se[HH_V2_STREAMS];
+  struct v2dec *model;
 } cursor;
+
+/* What the reader keeps of a thread for its version-2 event chunks
+ * (src/trace/model.h): the model state and the last HH_V2_RING
+ * allocations' addresses and size classes. */
+typedef struct v2dec {
+  hh_v2_state s;
+  uint64_t *ring_addr;
+  uint16_t *ring_cls;
+} v2dec;
 
 struct hh_reader {
   /* source: a FILE or a memory block */
@@ -111,7 +126,7 @@ struct hh_reader {
   hh_read_status status;
   char msg[320];
   uint64_t status_chunk; /* chunk number the problem is in (reads: r->chunks) */
-  bool done; /* nothing more will be read */
+  bool done;             /* nothing more will be read */
   uint64_t chunks;
   bool seen_end;
   uint64_t end_ticks, end_events;
@@ -154,6 +169,10 @@ struct hh_reader {
   char *exe;
 
   struct hh_merge *merge; /* the merge reading this reader, if any */
+
+  v2dec **v2; /* per thread, in order of first appearance */
+  size_t nv2, v2_cap;
+  u64map v2_map; /* thread index -> position in v2 */
 };
 
 static void set_status(hh_reader *r, hh_read_status st, const char *fmt, ...)
@@ -173,7 +192,8 @@ static void set_status(hh_reader *r, hh_read_status st, const char *fmt, ...) {
  * read (the merge decodes event chunks lazily): it replaces a problem found
  * further on in the file, so the status is the one reading in file order
  * gives. */
-static void set_damage(hh_reader *r, uint64_t chunk_no, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_damage(hh_reader *r, uint64_t chunk_no, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void set_damage(hh_reader *r, uint64_t chunk_no, const char *fmt, ...) {
   if (r->status != HH_READ_OK && r->status_chunk <= chunk_no) return;
   r->status = HH_READ_DAMAGED;
@@ -300,6 +320,13 @@ void hh_reader_close(hh_reader *r) {
   for (int i = 0; i < r->argc; i++) free(r->argv[i]);
   free(r->argv);
   free(r->exe);
+  for (size_t i = 0; i < r->nv2; i++) {
+    free(r->v2[i]->ring_addr);
+    free(r->v2[i]->ring_cls);
+    free(r->v2[i]);
+  }
+  free(r->v2);
+  u64map_free(&r->v2_map);
   free(r);
 }
 
@@ -424,6 +451,7 @@ static int read_chunk(hh_reader *r, cursor *c) {
   c->chunk_no = r->chunks;
   c->thread = thread;
   c->raw = enc == HH_CHUNK_RAW;
+  c->v2 = r->hdr.version >= 2 && thread != 0;
   r->chunks++;
   return 1;
 }
@@ -572,7 +600,10 @@ static const hh_trace_thread *define_thread(hh_reader *r, uint32_t index, uint64
 /* Decodes one record at c->p. Returns 1 with *ev filled, 0 when the record
  * gives nothing to hand out in this pass, 2 at the end of the chunk, -1 on
  * damage (status set). */
+static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass);
+
 static int decode(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
+  if (c->v2) return decode_v2(r, c, ev, pass);
   if (c->p >= c->end) {
     if (c->has_weight && pass != PASS_EVENTS)
       return damaged(r, c, c->p, "sample weight not followed by an allocation");
@@ -815,6 +846,243 @@ event_noweight:
   return 1;
 }
 
+/* ---- version-2 event chunks ------------------------------------------------
+ * A thread's chunk of a version-2 trace: a table of stream lengths, then the
+ * streams (src/trace/model.h, docs/trace-format.md). Records are told
+ * against the thread's model, which carries over from the thread's previous
+ * chunk: they must be decoded once, in file order (the merge does). */
+
+static v2dec *v2_model(hh_reader *r, uint32_t thread) {
+  uint32_t pos;
+  if (u64map_get(&r->v2_map, thread, &pos)) return r->v2[pos];
+  if (r->nv2 == r->v2_cap) {
+    r->v2_cap = r->v2_cap ? r->v2_cap * 2 : 16;
+    r->v2 = xrealloc(r->v2, r->v2_cap * sizeof *r->v2);
+  }
+  v2dec *m = xcalloc(1, sizeof *m);
+  u64map_put(&r->v2_map, thread, (uint32_t)r->nv2);
+  r->v2[r->nv2++] = m;
+  return m;
+}
+
+#define V2_EXHAUSTED(st) \
+  damaged(r, c, c->s[HH_V2_OPS], "record runs past the end of its stream %d", (int)(st))
+#define V2_BYTE(st, var)                                \
+  do {                                                  \
+    if (c->s[st] >= c->se[st]) return V2_EXHAUSTED(st); \
+    (var) = *c->s[st]++;                                \
+  } while (0)
+#define V2_VAR(st, var)                                                       \
+  do {                                                                        \
+    if (hh_get_varint(&c->s[st], c->se[st], &(var))) return V2_EXHAUSTED(st); \
+  } while (0)
+#define V2_16(lo, var)                                  \
+  do {                                                  \
+    uint64_t lo_, hi_;                                  \
+    V2_BYTE(lo, lo_);                                   \
+    V2_BYTE((lo) + 1, hi_);                             \
+    (var) = lo_ | hi_ << 8;                             \
+    if ((var) == HH_V2_WIDE16) V2_VAR(HH_V2_WIDE, var); \
+  } while (0)
+
+static int v2_table(hh_reader *r, cursor *c) {
+  const uint8_t *p = c->p;
+  uint64_t len[HH_V2_STREAMS], total = 0;
+  for (int i = 0; i < HH_V2_STREAMS; i++) {
+    if (hh_get_varint(&p, c->end, &len[i]) || len[i] > (uint64_t)(c->end - c->start))
+      return damaged(r, c, c->p, "bad stream table in an event chunk");
+    total += len[i];
+  }
+  if (total != (uint64_t)(c->end - p))
+    return damaged(r, c, c->p, "event chunk streams of %" PRIu64 " bytes in a payload of %" PRIu64, total,
+                   (uint64_t)(c->end - p));
+  for (int i = 0; i < HH_V2_STREAMS; i++) {
+    c->s[i] = p;
+    p += len[i];
+    c->se[i] = p;
+  }
+  c->v2_ready = true;
+  c->model = v2_model(r, c->thread);
+  return 0;
+}
+
+/* The address of an allocation with address code `code` (fields in WIDE
+ * read by the caller: delta). */
+static int v2_address(hh_reader *r, cursor *c, uint64_t code, uint64_t size, uint64_t delta, uint64_t old,
+                      uint64_t *out) {
+  hh_v2_state *s = &c->model->s;
+  if (code < HH_V2_LIFO_DEPTH) {
+    unsigned cls = hh_v2_class(size);
+    if (s->lifo[cls][code] == 0)
+      return damaged(r, c, c->s[HH_V2_OPS], "allocation names an empty slot of its size class");
+    *out = hh_v2_lifo_take(s, cls, (unsigned)code);
+  } else if (code == HH_V2_ADDR_NEXT) {
+    *out = s->next_addr;
+  } else if (code == HH_V2_ADDR_DELTA) {
+    *out = s->prev_addr + delta;
+  } else if (code == HH_V2_ADDR_SAME_OLD && old != 0) {
+    *out = old;
+  } else {
+    return damaged(r, c, c->s[HH_V2_OPS], "unknown address code %" PRIu64, code);
+  }
+  return 0;
+}
+
+static int v2_allocated(hh_reader *r, cursor *c, uint64_t addr, uint64_t size, hh_event *ev) {
+  v2dec *m = c->model;
+  uint64_t d;
+  V2_VAR(HH_V2_STACK, d);
+  m->s.prev_stack += (uint64_t)hh_unzigzag(d);
+  ev->stack = m->s.prev_stack;
+  if (!m->ring_addr) {
+    m->ring_addr = xcalloc(HH_V2_RING, sizeof *m->ring_addr);
+    m->ring_cls = xcalloc(HH_V2_RING, sizeof *m->ring_cls);
+  }
+  m->s.seq++;
+  m->ring_addr[m->s.seq % HH_V2_RING] = addr;
+  m->ring_cls[m->s.seq % HH_V2_RING] = (uint16_t)hh_v2_class(size);
+  m->s.prev_addr = addr;
+  m->s.next_addr = hh_v2_next(addr, size);
+  return 0;
+}
+
+/* A freed block: by distance in the allocation history, or by address. */
+static int v2_freed(hh_reader *r, cursor *c, bool push, uint64_t *out) {
+  v2dec *m = c->model;
+  uint64_t k, d;
+  V2_16(HH_V2_REF_LO, k);
+  if (k == 0) {
+    V2_VAR(HH_V2_WIDE, d);
+    *out = m->s.prev_addr + (uint64_t)hh_unzigzag(d);
+  } else {
+    if (k > m->s.seq || k > HH_V2_RING || !m->ring_addr)
+      return damaged(r, c, c->s[HH_V2_OPS], "free of allocation %" PRIu64 " back, of %" PRIu64 " known", k,
+                     m->s.seq < HH_V2_RING ? m->s.seq : (uint64_t)HH_V2_RING);
+    uint64_t at = (m->s.seq - k + 1) % HH_V2_RING;
+    *out = m->ring_addr[at];
+    if (push) hh_v2_lifo_push(&m->s, m->ring_cls[at], *out);
+  }
+  m->s.prev_addr = *out;
+  return 0;
+}
+
+static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
+  if (!c->v2_ready && v2_table(r, c) < 0) return -1;
+  if (c->s[HH_V2_OPS] >= c->se[HH_V2_OPS]) {
+    if (c->has_weight) return damaged(r, c, c->s[HH_V2_OPS], "sample weight not followed by an allocation");
+    for (int i = 0; i < HH_V2_STREAMS; i++)
+      if (c->s[i] != c->se[i])
+        return damaged(r, c, c->s[HH_V2_OPS], "stream %d has %zu bytes left after the last record", i,
+                       (size_t)(c->se[i] - c->s[i]));
+    return 2;
+  }
+  if (pass == PASS_DEFS || pass == PASS_EVENTS)
+    return damaged(r, c, c->s[HH_V2_OPS],
+                   "event chunk read out of order"); /* never: the merge reads them once */
+  const uint8_t *rec = c->s[HH_V2_OPS];
+  unsigned op = *c->s[HH_V2_OPS]++;
+  uint64_t dt, code = 0, delta = 0, size, align = 0, addr, old = 0, v, w, n;
+  unsigned fn;
+  memset(ev, 0, sizeof *ev);
+  ev->thread = c->thread;
+  if (op & HH_V2_OP_MALLOC) { /* 1aaadddd */
+    fn = 0;
+    dt = op & 15;
+    if (dt == 15) V2_VAR(HH_V2_WIDE, dt);
+    unsigned fast = (op >> 4) & 7;
+    if (fast == HH_V2_FAST_WIDE)
+      V2_VAR(HH_V2_WIDE, code);
+    else
+      code = fast == HH_V2_FAST_NEXT ? HH_V2_ADDR_NEXT : fast;
+    goto alloc;
+  }
+  if (op & HH_V2_OP_FREE) { /* 01dddddd */
+    fn = 9;
+    dt = op & 63;
+    if (dt == 63) V2_VAR(HH_V2_WIDE, dt);
+    goto free_;
+  }
+  fn = op & 0x0f;
+  switch (op & 0x30) {
+    case HH_V2_OP_ALLOC:
+      if (fn > 8) break;
+      V2_VAR(HH_V2_WIDE, dt);
+      V2_VAR(HH_V2_WIDE, code);
+      goto alloc;
+    case HH_V2_OP_FREE_FN:
+      if (fn != 2 && fn != 3 && fn != 9 && fn != 10 && fn != 11) break;
+      V2_VAR(HH_V2_WIDE, dt);
+      goto free_;
+    case HH_V2_OP_REALLOC:
+      if (fn != 2 && fn != 3) break;
+      V2_VAR(HH_V2_WIDE, dt);
+      if (v2_freed(r, c, false, &old) < 0) return -1;
+      V2_VAR(HH_V2_WIDE, code);
+      if (code == HH_V2_ADDR_DELTA) V2_VAR(HH_V2_WIDE, delta);
+      V2_16(HH_V2_SIZE_LO, size);
+      if (v2_address(r, c, code, size, (uint64_t)hh_unzigzag(delta), old, &addr) < 0) return -1;
+      ev->kind = HH_EV_REALLOC;
+      ev->old_addr = old;
+      goto allocated;
+    default:
+      switch (op) {
+        case HH_V2_OP_WEIGHT:
+          if (c->has_weight) return damaged(r, c, rec, "two sample weights in a row");
+          V2_VAR(HH_V2_WIDE, c->weight);
+          c->has_weight = true;
+          return 0;
+        case HH_V2_OP_CHUNK_TIME:
+          V2_VAR(HH_V2_WIDE, c->time);
+          c->has_time = true;
+          return 0;
+        case HH_V2_OP_THREAD:
+          V2_VAR(HH_V2_WIDE, v);
+          V2_VAR(HH_V2_WIDE, w);
+          V2_VAR(HH_V2_WIDE, n);
+          if (n > (uint64_t)(c->se[HH_V2_WIDE] - c->s[HH_V2_WIDE])) return V2_EXHAUSTED(HH_V2_WIDE);
+          if (v > UINT32_MAX) return damaged(r, c, rec, "thread index %" PRIu64 " out of range", v);
+          {
+            const char *name = (const char *)c->s[HH_V2_WIDE];
+            c->s[HH_V2_WIDE] += n;
+            ev->kind = HH_EV_THREAD;
+            ev->time = ticks_ns(r, c->has_time ? c->time : r->last_ticks);
+            ev->u.thread = define_thread(r, (uint32_t)v, w, name, (size_t)n);
+          }
+          return 1;
+        default:
+          break;
+      }
+  }
+  return damaged(r, c, rec, "unknown event op 0x%02x", op);
+
+alloc:
+  if (code == HH_V2_ADDR_DELTA) V2_VAR(HH_V2_WIDE, delta);
+  V2_16(HH_V2_SIZE_LO, size);
+  if (hh_trace_fn_has_align(fn)) V2_VAR(HH_V2_WIDE, align);
+  if (v2_address(r, c, code, size, (uint64_t)hh_unzigzag(delta), 0, &addr) < 0) return -1;
+  ev->kind = HH_EV_ALLOC;
+  ev->align = align;
+allocated:
+  if (v2_allocated(r, c, addr, size, ev) < 0) return -1;
+  ev->addr = addr;
+  ev->size = size;
+  ev->weight = c->has_weight ? c->weight : size;
+  c->has_weight = false;
+  if (ev->stack && !stack_lookup(r, ev->stack))
+    return damaged(r, c, rec, "stack id %" PRIu64 " used before it was defined", ev->stack);
+  goto event;
+free_:
+  if (c->has_weight) return damaged(r, c, rec, "sample weight not followed by an allocation");
+  if (v2_freed(r, c, true, &addr) < 0) return -1;
+  ev->kind = HH_EV_FREE;
+  ev->addr = addr;
+event:
+  ev->fn = (uint8_t)fn;
+  c->time += dt;
+  ev->time = ticks_ns(r, c->time);
+  return 1;
+}
+
 int hh_reader_next(hh_reader *r, hh_event *ev) {
   for (;;) {
     if (!r->have_cur) {
@@ -911,7 +1179,7 @@ struct hh_merge {
   mchunk *def; /* the chunk being looked at first */
   bool exhausted, end_given;
   uint64_t last_time, late;
-  bool drop;            /* damage found lazily: drop chunks after drop_after */
+  bool drop; /* damage found lazily: drop chunks after drop_after */
   uint64_t drop_after;
   struct {
     uint8_t *data;
@@ -960,8 +1228,14 @@ void hh_merge_free(hh_merge *m) {
 
 uint64_t hh_merge_late(const hh_merge *m) { return m->late; }
 
+/* Among events of equal time in different threads, frees (and reallocs)
+ * come before allocations: a block freed by one thread and allocated by
+ * another within one clock tick was freed first (docs/trace-format.md). */
+static inline int free_rank(const hh_event *e) { return e->kind == HH_EV_ALLOC ? 1 : 0; }
 static inline bool before(const tqueue *a, const tqueue *b) {
-  return a->next.time < b->next.time || (a->next.time == b->next.time && a->thread < b->thread);
+  if (a->next.time != b->next.time) return a->next.time < b->next.time;
+  int ra = free_rank(&a->next), rb = free_rank(&b->next);
+  return ra < rb || (ra == rb && a->thread < b->thread);
 }
 
 static void heap_push(hh_merge *m, tqueue *q) {
@@ -1062,7 +1336,7 @@ static bool merge_catch_up(hh_merge *m, uint64_t chunk_no) {
     mchunk *first = NULL;
     for (size_t i = 0; i < m->nqueues; i++)
       for (mchunk *k = m->queues[i]->head; k && k->cur.chunk_no < chunk_no; k = k->next)
-        if (k->lazy && (!first || k->cur.chunk_no < first->cur.chunk_no)) first = k;
+        if (k->lazy && !k->cur.v2 && (!first || k->cur.chunk_no < first->cur.chunk_no)) first = k;
     if (!first) return any;
     any = true;
     first->lazy = false;

@@ -114,6 +114,25 @@ WANT
       expect_in out "usage: heaphook"
     done
     ;;
+  progress_bar)
+    # A bar on a terminal (script(1) gives the command one), none otherwise.
+    command -v script >/dev/null || { fail "script(1) not found (Debian package bsdutils)"; exit 1; }
+    "$hh" run -o t.hhtrace -- "$prog" 2>/dev/null || fail "run"
+    HEAPHOOK_PROGRESS_AFTER=0.000001 script -qec "$hh report t.hhtrace >report.txt" tty.log >/dev/null
+    expect_rc 0 $? "report on a terminal"
+    expect_in tty.log "heaphook: analysing [########################################] 100%"
+    expect_in report.txt "heaphook report"
+    HEAPHOOK_PROGRESS_AFTER=0.000001 "$hh" report t.hhtrace >report2.txt 2>err
+    expect_rc 0 $? "report, stderr a file"
+    [ -s err ] && fail "stderr not a terminal, yet it got: $(cat err)"
+    cmp -s report.txt report2.txt || fail "the report differs with and without a terminal"
+    # the bar waits a second by default: a small trace shows none
+    script -qec "$hh report t.hhtrace >/dev/null" tty2.log >/dev/null
+    grep -q analysing tty2.log && fail "a bar for a report that took less than a second"
+    HEAPHOOK_PROGRESS_AFTER=soon "$hh" report t.hhtrace >/dev/null 2>err
+    expect_rc 1 $? "a bad HEAPHOOK_PROGRESS_AFTER"
+    expect_line err "heaphook report: HEAPHOOK_PROGRESS_AFTER=soon is not a number of seconds above 0"
+    ;;
   dump_bad_traces)
     echo "hello" >text
     "$hh" dump text >out 2>err

@@ -8,13 +8,20 @@
  * before heaphook's), in a constructor, in main before its first hooked
  * allocation and after it.
  *
- * usage: hh_preload_foreign OWNER   (hh_allocator_of of ordinary blocks) */
+ * Also the hooked blocks made in .preinit_array, when heaphook cannot serve
+ * them from its allocator yet (bootstrap blocks): realloc moves them, free
+ * keeps them from glibc (which would abort on them).
+ *
+ * usage: hh_preload_foreign OWNER [FOREIGN]
+ *   OWNER    hh_allocator_of of ordinary blocks
+ *   FOREIGN  hh_allocator_of of glibc's blocks (default "foreign"; "libc"
+ *            when glibc is the allocator and nothing marks our blocks) */
 #include <dlfcn.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <malloc.h>
 
 #include "heaphook/heaphook.h"
 
@@ -33,7 +40,7 @@ static int passed, failed;
 /* Through volatile, so that gcc does not reason about the overflow. */
 static void *(*volatile reallocarray_fn)(void *, size_t, size_t) = reallocarray;
 static volatile size_t half_of_everything = SIZE_MAX / 2;
-static const char *owner;
+static const char *owner, *foreign = "foreign";
 static size_t (*glibc_usable_size)(void *);
 
 static void check(int ok, const char *what, const char *detail) {
@@ -74,13 +81,31 @@ static void make(const char *origin, int kind, size_t size) {
   b->size = size;
   b->align = 16;
   switch (kind) {
-    case 0: b->p = __libc_malloc(size); break;
-    case 1: b->p = __libc_calloc(1, size); break;
-    case 2: b->p = __libc_memalign(64, size); b->align = 64; break;
-    case 3: b->p = __libc_memalign(4096, size); b->align = 4096; break;
-    case 4: b->p = __libc_valloc(size); b->align = 4096; break;
-    case 5: b->p = __libc_pvalloc(size); b->align = 4096; break;
-    default: b->p = __libc_realloc(__libc_malloc(8), size); break;
+    case 0:
+      b->p = __libc_malloc(size);
+      break;
+    case 1:
+      b->p = __libc_calloc(1, size);
+      break;
+    case 2:
+      b->p = __libc_memalign(64, size);
+      b->align = 64;
+      break;
+    case 3:
+      b->p = __libc_memalign(4096, size);
+      b->align = 4096;
+      break;
+    case 4:
+      b->p = __libc_valloc(size);
+      b->align = 4096;
+      break;
+    case 5:
+      b->p = __libc_pvalloc(size);
+      b->align = 4096;
+      break;
+    default:
+      b->p = __libc_realloc(__libc_malloc(8), size);
+      break;
   }
   if (b->p == NULL) abort();
   b->tag = (unsigned char)(n_blocks * 31 + 5);
@@ -103,6 +128,7 @@ static void make_all(const char *origin) {
  * blocks, or the allocator's. */
 #define EARLY 6
 static unsigned char *early_hooked[EARLY];
+static unsigned char *early_freed[EARLY];                         /* freed as they are */
 static size_t early_size(int i) { return (size_t)40 << (2 * i); } /* 40 B .. 40 KiB */
 
 static void preinit(int argc, char **argv, char **envp) {
@@ -112,9 +138,12 @@ static void preinit(int argc, char **argv, char **envp) {
     early_hooked[i] = malloc(early_size(i));
     if (early_hooked[i] == NULL) abort();
     fill(early_hooked[i], early_size(i), (unsigned char)(i + 100));
+    early_freed[i] = i % 2 ? calloc(1, early_size(i)) : malloc(early_size(i));
+    if (early_freed[i] == NULL) abort();
   }
 }
-__attribute__((section(".preinit_array"), used)) static void (*preinit_entry)(int, char **, char **) = preinit;
+__attribute__((section(".preinit_array"), used)) static void (*preinit_entry)(int, char **,
+                                                                              char **) = preinit;
 
 __attribute__((constructor(101))) static void early(void) { make_all("constructor"); }
 
@@ -131,12 +160,13 @@ static void expect_owner(const char *what, const void *p, const char *want, cons
 static void use(block *b, int i) {
   char what[160], detail[200];
   snprintf(what, sizeof what, "%s block %d (%zu bytes, align %zu)", b->origin, i, b->size, b->align);
-  expect_owner(what, b->p, "foreign", NULL);
+  expect_owner(what, b->p, foreign, NULL);
   check((uintptr_t)b->p % b->align == 0, what, "misaligned");
 
   size_t usable = malloc_usable_size(b->p);
   size_t glibc = glibc_usable_size(b->p);
-  snprintf(detail, sizeof detail, "malloc_usable_size = %zu, glibc says %zu, size %zu", usable, glibc, b->size);
+  snprintf(detail, sizeof detail, "malloc_usable_size = %zu, glibc says %zu, size %zu", usable, glibc,
+           b->size);
   check(usable >= b->size && usable == glibc, what, detail);
   memset(b->p + b->size, 0xee, usable - b->size); /* every usable byte may be written */
 
@@ -169,16 +199,25 @@ static void use(block *b, int i) {
 
   /* reallocarray: overflow leaves the block alone. */
   unsigned char *o = reallocarray_fn(s, half_of_everything, 4);
-  check(o == NULL && first_diff(s, shrunk, b->tag) == shrunk, what, "reallocarray overflow touched the block");
+  check(o == NULL && first_diff(s, shrunk, b->tag) == shrunk, what,
+        "reallocarray overflow touched the block");
 
   switch (i % 4) {
-    case 0: free(s); break;
-    case 1:
-      if (free_sized != NULL) free_sized(s, shrunk);
-      else check(0, what, "free_sized is not exported");
+    case 0:
+      free(s);
       break;
-    case 2: check(realloc(s, 0) == NULL, what, "realloc(p, 0) did not return NULL"); break;
-    default: free(s); break;
+    case 1:
+      if (free_sized != NULL)
+        free_sized(s, shrunk);
+      else
+        check(0, what, "free_sized is not exported");
+      break;
+    case 2:
+      check(realloc(s, 0) == NULL, what, "realloc(p, 0) did not return NULL");
+      break;
+    default:
+      free(s);
+      break;
   }
 }
 
@@ -187,7 +226,7 @@ static void aligned_release(block *b, int i) {
   char what[160];
   snprintf(what, sizeof what, "%s block %d (%zu bytes, align %zu) free_aligned_sized", b->origin, i, b->size,
            b->align);
-  expect_owner(what, b->p, "foreign", NULL);
+  expect_owner(what, b->p, foreign, NULL);
   check(malloc_usable_size(b->p) >= b->size, what, "usable size too small");
   check(first_diff(b->p, b->size, b->tag) == b->size, what, "content changed");
   if (free_aligned_sized == NULL) {
@@ -199,10 +238,11 @@ static void aligned_release(block *b, int i) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s OWNER\n", argv[0]);
+    fprintf(stderr, "usage: %s OWNER [FOREIGN]\n", argv[0]);
     return 2;
   }
   owner = argv[1];
+  if (argc > 2) foreign = argv[2];
   if (hh_allocator_of == NULL) {
     puts("FAIL no heaphook library is preloaded\n0 passed, 1 failed");
     return 1;
@@ -241,11 +281,30 @@ int main(int argc, char **argv) {
     check(malloc_usable_size(early_hooked[i]) >= size, what, "usable size too small");
     unsigned char *p = realloc(early_hooked[i], size * 5);
     size_t d = p ? first_diff(p, size, (unsigned char)(i + 100)) : 0;
-    snprintf(detail, sizeof detail, "realloc to %zu: %p, content kept for %zu of %zu bytes", size * 5, (void *)p, d,
-             size);
+    snprintf(detail, sizeof detail, "realloc to %zu: %p, content kept for %zu of %zu bytes", size * 5,
+             (void *)p, d, size);
     check(p != NULL && d == size, what, detail);
     if (p != NULL) expect_owner(what, p, owner, NULL);
     free(p);
+  }
+
+  /* ... and freed without realloc: glibc must not see them. */
+  for (int i = 0; i < EARLY; i++) {
+    char what[96];
+    snprintf(what, sizeof what, "hooked %s(%zu) in .preinit_array, freed", i % 2 ? "calloc" : "malloc",
+             early_size(i));
+    expect_owner(what, early_freed[i], "bootstrap", owner);
+    check(malloc_usable_size(early_freed[i]) >= early_size(i), what, "usable size too small");
+    size_t nonzero = 0;
+    for (size_t k = 0; i % 2 && k < early_size(i); k++) nonzero += early_freed[i][k] != 0;
+    check(nonzero == 0, what, "calloc's block not zeroed");
+    if (i % 3 == 0) {
+      free(early_freed[i]);
+    } else if (i % 3 == 1) {
+      check(realloc(early_freed[i], 0) == NULL, what, "realloc(p, 0) did not return NULL");
+    } else if (free_sized != NULL) {
+      free_sized(early_freed[i], early_size(i));
+    }
   }
 
   /* The hooked allocator still works afterwards. */

@@ -203,6 +203,57 @@ static void test_merge_orders_by_time_then_thread(void **state) {
   tb_free_all(&b);
 }
 
+/* Equal times in two threads: a free comes before an allocation whatever
+ * the thread indices (a block freed by one thread and reused by another
+ * within one clock tick was freed first), then lower thread first. */
+static void test_merge_puts_frees_first_among_equal_times(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 0, 0);
+  tb_thread(&b, 1, 11, "a");
+  tb_thread(&b, 2, 12, "b");
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 1, 0);
+  tb_alloc(&b, 0, 5, 0x1000, 16, 0, 0); /* thread 1 gets 0x1000 at t=5 ... */
+  tb_alloc(&b, 0, 7, 0x3000, 16, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 2, 0);
+  tb_alloc(&b, 0, 1, 0x1000, 16, 0, 0);
+  tb_free(&b, 9, 5, 0x1000); /* ... which thread 2 freed at t=5 */
+  tb_alloc(&b, 0, 7, 0x2000, 16, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 10);
+  tb_end(&b, 10, 5);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  evlist *l = merge_all(r, 0);
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
+  const struct {
+    hh_ev_kind kind;
+    uint32_t thread;
+    uint64_t addr;
+  } want[] = {{HH_EV_ALLOC, 2, 0x1000},
+              {HH_EV_FREE, 2, 0x1000},
+              {HH_EV_ALLOC, 1, 0x1000},
+              {HH_EV_ALLOC, 1, 0x3000},
+              {HH_EV_ALLOC, 2, 0x2000}};
+  size_t got = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    hh_ev_kind k = l->ev[i].kind;
+    if (k != HH_EV_ALLOC && k != HH_EV_FREE) continue;
+    assert_true(got < 5);
+    assert_int_equal(k, want[got].kind);
+    assert_int_equal(l->ev[i].thread, want[got].thread);
+    assert_int_equal(l->ev[i].addr, want[got].addr);
+    got++;
+  }
+  assert_int_equal(got, 5);
+  free(l);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
 /* Thread 2's chunk is written after thread 1's although its events are
  * interleaved with them; equal times go to the lower thread index. */
 static void test_merge_interleaved_chunks(void **state) {
@@ -275,7 +326,7 @@ static void test_header_refusals(void **state) {
   hh_trace_header h;
   memcpy(&h, b.buf, sizeof h);
   h.version = 7;
-  expect_open_error(&h, sizeof h, "trace format version 7 is newer than this heaphook reads (1)");
+  expect_open_error(&h, sizeof h, "trace format version 7 is newer than this heaphook reads (2)");
   h.version = 0;
   expect_open_error(&h, sizeof h, "version 0");
   h.version = 1;
@@ -718,6 +769,7 @@ int main(void) {
       cmocka_unit_test(test_roundtrip_raw),
       cmocka_unit_test(test_roundtrip_zstd),
       cmocka_unit_test(test_merge_orders_by_time_then_thread),
+      cmocka_unit_test(test_merge_puts_frees_first_among_equal_times),
       cmocka_unit_test(test_merge_interleaved_chunks),
       cmocka_unit_test(test_header_refusals),
       cmocka_unit_test(test_header_only_has_no_end),

@@ -47,7 +47,7 @@ void tb_init(tb *b, uint32_t flags, uint64_t tps) {
   hh_trace_header h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, HH_TRACE_MAGIC, 8);
-  h.version = HH_TRACE_VERSION;
+  h.version = 1; /* the builder writes version-1 records (rows in every chunk) */
   h.flags = flags;
   h.pid = 1234;
   h.ppid = 1;

@@ -126,6 +126,34 @@ case $what in
       awk '$2 < $1 || ($1 < 64 && ($2 < 4096 || $2 > 4200)) { n++ } END { print n + 0 }')
     [ "$bad" = 0 ] || fail "$bad samples with a wrong weight"
     [ "$(grep -c '^free ' s.txt)" -le "$allocs" ] || fail "more frees than sampled blocks"
+    # Exact: a free or realloc is recorded for a live sampled block only, and
+    # every sampled block of known.c's functions (which free all they
+    # allocate) is freed once. Periods of 512 B and 4 KiB: most and few of the
+    # allocations sampled. The hook's sampler runs inline in the exported
+    # functions, on glibc, and behind the hook layer, on TLSF.
+    for run in "512 libc" "4K libc" "1K tlsf"; do
+      set -- $run
+      rm -f "$dir"/x.*.hhtrace
+      run_known x LD_PRELOAD="$HH_LIB" HEAPHOOK_ALLOCATOR="$2" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE="$1" \
+        HEAPHOOK_OUTPUT="$dir/x.%p.hhtrace"
+      "$HH_DUMP" -a "$(one_file "$dir/x.*.hhtrace")" >x.txt || fail "trace_dump -a: $(head -1 x.txt)"
+      status_ok x.txt
+      res=$(awk '
+        function val(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+        /^alloc / { n++; live[val("ptr")] = $0 }
+        /^realloc / { n++; o = val("old"); if (!(o in live)) bad++; delete live[o]; live[val("ptr")] = $0 }
+        /^free / { f++; p = val("ptr"); if (!(p in live)) bad++; delete live[p] }
+        END { for (p in live) if (live[p] ~ /(alpha|beta)_[a-z]+@hh_trace_known/) kept++; print n + 0, f + 0, bad + 0, kept + 0 }' x.txt)
+      set -- $res
+      [ "$1" -ge 3 ] || fail "sample $run: only $1 samples"
+      [ "$3" = 0 ] || fail "sample $run: $3 frees or reallocs of blocks not sampled (or freed twice)"
+      [ "$4" = 0 ] || fail "sample $run: $4 sampled blocks of known.c never freed in the trace"
+    done
+    # A period of 1 byte samples every allocation of known.c (a countdown
+    # of 16 bytes or more has probability e^-15): the trace is the full one.
+    run_known s1 LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1 HEAPHOOK_OUTPUT="$dir/s1.%p.hhtrace"
+    dump "$(one_file "$dir/s1.*.hhtrace")" s1.txt
+    check_known s1.txt
     # A bad value stops the program before main, naming the variable.
     LD_PRELOAD="$HH_HEAPTRACK" HEAPHOOK_TRACE_SAMPLE=lots "$HH_KNOWN" >o 2>e && fail "HEAPHOOK_TRACE_SAMPLE=lots accepted"
     grep -q '^heaphook: HEAPHOOK_TRACE_SAMPLE=lots: ' e || fail "error message: $(cat e)"
@@ -155,13 +183,19 @@ case $what in
       fail "exit status $?: $(cat err)"
     read -r _ child _ parent < <(grep '^child' out)
     grep -q "^exec'd $parent$" out || fail "output: $(cat out)"
-    [ "$(ls "$dir"/f.*.hhtrace | wc -l)" = 3 ] || fail "traces: $(ls "$dir")"
+    # parent, child, the vfork child's /bin/true, the exec'd program
+    [ "$(ls "$dir"/f.*.hhtrace | wc -l)" = 4 ] || fail "traces: $(ls "$dir")"
+    [ -s err ] && fail "stderr: $(cat err)"
     dump "f.$parent.hhtrace" p.txt
     dump "f.$child.hhtrace" c.txt
     dump "f.$parent.1.hhtrace" e.txt
-    # The parent's trace: its events up to the fork (written then), no END
-    # (exec runs no destructors); none of the child's or the exec'd program's.
+    # The parent's trace: its events up to the exec (written then, the failed
+    # exec changing nothing), no END (exec runs no destructors); none of the
+    # child's or the exec'd program's.
     expect 50 p.txt "alloc malloc T=1 size=111 " "stack=many@hh_trace_fork;parent_alloc@hh_trace_fork"
+    expect 25 p.txt "alloc malloc T=1 size=444 " "stack=many@hh_trace_fork;before_exec@hh_trace_fork"
+    expect 5 p.txt "alloc malloc T=1 size=555 " "stack=many@hh_trace_fork;after_failed_exec@hh_trace_fork"
+    expect 0 e.txt "size=444 "
     expect 0 p.txt "size=222 "
     expect 0 p.txt "size=333 "
     # The child's: its own events, none of the parent's.
@@ -234,10 +268,14 @@ case $what in
     # whole (children that _exit leave no END, or nothing when they had
     # nothing written yet, or an empty file when they _exit as it is made).
     if [ "$what" = fork_threads ]; then
-      runs=("LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace|$HH_PRELOAD_FORK libc 200")
+      # Sampled with a small period: the sampler's lock and set are in use
+      # at the forks.
+      runs=("LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace|$HH_PRELOAD_FORK libc 200"
+        "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=64|$HH_PRELOAD_FORK libc 200")
     else
       runs=("LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace|$HH_CONFORMANCE"
-        "LD_PRELOAD=$HH_LIB HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1K|$HH_CONFORMANCE")
+        "LD_PRELOAD=$HH_LIB HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1K|$HH_CONFORMANCE"
+        "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1K|$HH_CONFORMANCE")
     fi
     for run in "${runs[@]}"; do
       rm -f "$dir"/*.hhtrace

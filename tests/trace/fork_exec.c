@@ -1,7 +1,13 @@
 /* fork and exec under the tracer.
  *   parent: 50 x malloc(111) in parent_alloc, then fork; the child makes
  *   30 x malloc(222) in child_alloc and exits; the parent waits, then execs
- *   itself with "exec", which makes 40 x malloc(333) in exec_alloc. */
+ *   itself with "exec", which makes 40 x malloc(333) in exec_alloc.
+ *   Between the wait and the exec the parent makes 25 x malloc(444) in
+ *   before_exec, tries to exec a program that does not exist (fails), makes
+ *   5 x malloc(555) in after_failed_exec: all of them must reach the
+ *   parent's trace although exec runs no destructors. Before those, a vfork
+ *   child execs /bin/true (traced on its own, the parent's trace intact). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,8 @@ __attribute__((noinline)) static void many(size_t n, int count) {
 __attribute__((noinline)) void parent_alloc(void) { many(111, 50); }
 __attribute__((noinline)) void child_alloc(void) { many(222, 30); }
 __attribute__((noinline)) void exec_alloc(void) { many(333, 40); }
+__attribute__((noinline)) void before_exec(void) { many(444, 25); }
+__attribute__((noinline)) void after_failed_exec(void) { many(555, 5); }
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "exec") == 0) {
@@ -37,6 +45,27 @@ int main(int argc, char **argv) {
   waitpid(pid, &st, 0);
   printf("child %d parent %d\n", (int)pid, (int)getpid());
   fflush(stdout);
+  before_exec();
+  /* A vfork child shares the parent's memory, closes descriptors it does not
+   * pass on and execs (as gcc starts its programs): it must leave the
+   * tracer's state alone (writing the parent's buffer there failed on the
+   * closed trace file and stopped the parent's tracing). */
+  pid_t v = vfork();
+  if (v == 0) {
+    for (int fd = 3; fd < 1024; fd++) close(fd);
+    execl("/bin/true", "true", (char *)NULL);
+    _exit(127);
+  }
+  if (v < 0 || waitpid(v, &st, 0) != v || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    printf("vfork + exec of /bin/true failed\n");
+    return 1;
+  }
+  char *const none[] = {"does-not-exist", NULL};
+  if (execv("/does-not-exist/at-all", none) == 0 || errno != ENOENT) {
+    printf("exec of a missing program: errno %d, want ENOENT\n", errno);
+    return 1;
+  }
+  after_failed_exec();
   execl("/proc/self/exe", argv[0], "exec", (char *)NULL);
   perror("execl");
   return 1;

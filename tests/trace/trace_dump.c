@@ -2,7 +2,7 @@
  * for the tracer's tests (which grep and count the lines). Uses the trace
  * reader and the symbolizer.
  *
- *   trace_dump TRACE
+ *   trace_dump [-a] TRACE
  *
  *   header pid=P ppid=Q flags=F tps=T sample=S
  *   thread INDEX TID NAME
@@ -14,9 +14,12 @@
  *   marker NAME | rss BYTES | command ARGV0 ... | end EVENTS
  *   status OK|NO_END|CUT_SHORT|DAMAGED|IO_ERROR chunks=N MESSAGE
  *
- * A FRAME is function@module-basename (innermost first, "?" unknown).
+ * A FRAME is function@module-basename (innermost first, "?" unknown). With
+ * -a, alloc, realloc and free lines also give the addresses, before the
+ * stack: ptr=ADDR (realloc: old=ADDR ptr=ADDR).
  * Exit status 0 when the trace could be opened. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,12 +48,13 @@ static void quiet(void *arg, const char *msg) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: trace_dump TRACE\n");
+  bool addrs = argc == 3 && strcmp(argv[1], "-a") == 0;
+  if (argc != 2 && !addrs) {
+    fprintf(stderr, "usage: trace_dump [-a] TRACE\n");
     return 2;
   }
   char err[256];
-  hh_reader *r = hh_reader_open(argv[1], err, sizeof err);
+  hh_reader *r = hh_reader_open(argv[argc - 1], err, sizeof err);
   if (r == NULL) {
     printf("open-error %s\n", err);
     return 1;
@@ -66,16 +70,20 @@ int main(int argc, char **argv) {
         hh_sym_sync(sym, r);
         printf("alloc %s T=%u size=%" PRIu64 " align=%" PRIu64 " weight=%" PRIu64, hh_fn_name(ev.fn),
                ev.thread, ev.size, ev.align, ev.weight);
+        if (addrs) printf(" ptr=%#" PRIx64, (uint64_t)ev.addr);
         print_stack(sym, r, ev.stack);
         break;
       case HH_EV_REALLOC:
         hh_sym_sync(sym, r);
         printf("realloc %s T=%u size=%" PRIu64 " weight=%" PRIu64 " moved=%d", hh_fn_name(ev.fn), ev.thread,
                ev.size, ev.weight, ev.addr != ev.old_addr);
+        if (addrs) printf(" old=%#" PRIx64 " ptr=%#" PRIx64, (uint64_t)ev.old_addr, (uint64_t)ev.addr);
         print_stack(sym, r, ev.stack);
         break;
       case HH_EV_FREE:
-        printf("free %s T=%u\n", hh_fn_name(ev.fn), ev.thread);
+        printf("free %s T=%u", hh_fn_name(ev.fn), ev.thread);
+        if (addrs) printf(" ptr=%#" PRIx64, (uint64_t)ev.addr);
+        printf("\n");
         break;
       case HH_EV_THREAD:
         printf("thread %u %" PRIu64 " %s\n", ev.u.thread->index, ev.u.thread->tid, ev.u.thread->name);

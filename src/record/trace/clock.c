@@ -43,9 +43,13 @@ static bool tsc_invariant(void) {
 void hh__tr_clock_start(void) {
   if (cal_mono_ns == 0) {
     hh__tr_use_tsc = tsc_invariant();
-    /* 16 TSC ticks (~6 ns at 2.6 GHz) per trace tick: finer than reading
-     * the TSC costs, and a byte less for most time deltas. */
-    hh__tr_tick_shift = hh__tr_use_tsc ? 4 : 0;
+    /* 256 TSC ticks (~100 ns at 2.6 GHz) per trace tick, 64 ns with the
+     * fallback clock: fine enough for a timeline and to order a free before
+     * the allocation that reuses its block in another thread (the reader
+     * also puts frees first among equal times), coarse enough that most
+     * time deltas between a thread's events are 0 or 1 and cost next to
+     * nothing once compressed (docs/trace-format.md, "Clock"). */
+    hh__tr_tick_shift = hh__tr_use_tsc ? 8 : 6;
     cal_mono_ns = ns_of(CLOCK_MONOTONIC);
     cal_ticks = hh__tr_ticks();
   }
@@ -54,7 +58,7 @@ void hh__tr_clock_start(void) {
 }
 
 uint64_t hh__tr_ticks_per_second(void) {
-  if (!hh__tr_use_tsc) return 1000000000u;
+  if (!hh__tr_use_tsc) return 1000000000u >> hh__tr_tick_shift; /* exact: 10^9 = 2^9 * 1953125 */
   if (tps != 0) return tps >> hh__tr_tick_shift;
   uint64_t mono, ticks;
   for (;;) {

@@ -81,10 +81,29 @@ int hh__tr_file_open(void);
 /* Forgets the parent's file in a forked child (without closing: the parent
  * still writes it... it is the child's copy of the descriptor, closed). */
 void hh__tr_file_forget(void);
-/* Compresses raw[0, len) into one chunk of thread `thread` and writes it.
- * `events` counts the ALLOC/FREE/REALLOC records in it (for END). On a
- * failed write: one warning, tracing stops. */
-void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events);
+/* A thread's buffer: what its thread appends to before handing it over. */
+#define HH_TR_BUF_CAP (256u << 10)
+
+/* The version-2 event model of one thread (transcode.c): threads encode
+ * version-1 rows into their buffers (cheap to append); where a chunk is
+ * written they become a version-2 event chunk, told against what the reader
+ * will know (src/trace/model.h). A model belongs to one thread's chunks,
+ * which are written in order, one at a time. */
+typedef struct hh_tr_model hh_tr_model;
+hh_tr_model *hh__tr_model_new(void); /* NULL when no memory */
+void hh__tr_model_reset(hh_tr_model *m);
+/* Bytes dst must have for a buffer of len bytes. */
+size_t hh__tr_transcode_room(size_t len);
+/* The rows raw[0, len) as a version-2 event chunk payload at dst (stream
+ * table, then the streams); sizes gets each stream's bytes (the first
+ * including the table). Returns the payload's length (0: rows unreadable). */
+size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t *dst, size_t sizes[]);
+
+/* Compresses raw[0, len) into one chunk of thread `thread` and writes it:
+ * with a model (a thread's events) as a version-2 event chunk, without
+ * (the process records) as rows. `events` counts the ALLOC/FREE/REALLOC
+ * records in it (for END). On a failed write: one warning, tracing stops. */
+void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events, hh_tr_model *model);
 /* Events written so far (END's count). */
 uint64_t hh__tr_events_written(void);
 

@@ -11,7 +11,8 @@
  * Options (read at start, see docs/trace-format.md "Writing a trace"):
  *   HEAPHOOK_OUTPUT         trace path, "%p" = pid (default heaplog.%p.hhtrace)
  *   HEAPHOOK_TRACE_SAMPLE   bytes: Poisson sampling, one sample per that many
- *                           bytes on average (0 or unset: every event)
+ *                           bytes on average (0 or unset: every event); the
+ *                           hook's sampler draws the samples (sample_period)
  *   HEAPHOOK_TRACE_STACKS   0: no call stacks (stack id 0)
  *   HEAPHOOK_TRACE_CHILDREN 0: forked children and exec'd programs do not trace
  *
@@ -19,7 +20,6 @@
  * included (thread states are never freed), then END. */
 #define _GNU_SOURCE
 #include <linux/futex.h>
-#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -39,7 +39,7 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define IE __attribute__((tls_model("initial-exec")))
 
-#define BUF_CAP (256u << 10)
+#define BUF_CAP HH_TR_BUF_CAP
 #define BUF_ROOM 96 /* the most one event appends: SAMPLE_WEIGHT + REALLOC */
 
 typedef struct tstate {
@@ -58,11 +58,10 @@ typedef struct tstate {
   uint32_t nevents;
   _Atomic uint64_t committed; /* nevents << 32 | len, for the exit's flush */
   uint64_t chunk_time, prev_time, prev_addr;
-  int64_t countdown; /* sampled mode: bytes until the next sample */
-  uint64_t rng;
   uint64_t rt_time, rt_stack, rt_weight; /* realloc begun */
   bool rt_old, rt_new;
   hh_tr_stack_cache *cache;
+  hh_tr_model *model; /* its chunks' version-2 encoding (transcode.c) */
 } tstate;
 
 static __thread tstate *tls_ts IE;
@@ -71,6 +70,11 @@ static _Atomic(tstate *) threads;
 static atomic_uint next_index = 1;
 static pthread_key_t exit_key;
 static bool have_key;
+/* The process the tracer's state belongs to: a vfork child (which shares
+ * the parent's memory, runs no atfork handler and may call exec) must leave
+ * that state alone. */
+static pid_t owner_pid;
+
 static uint64_t flush_after; /* ticks: a chunk older than this is written */
 static uint64_t rss_every;   /* ticks between RSS samples */
 static _Atomic uint64_t next_rss;
@@ -81,23 +85,6 @@ static void spin_lock(atomic_int *l) {
   while (atomic_exchange_explicit(l, 1, memory_order_acquire) != 0) sched_yield();
 }
 static void spin_unlock(atomic_int *l) { atomic_store_explicit(l, 0, memory_order_release); }
-
-static uint64_t rng_next(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *s = x;
-  return x * 0x2545F4914F6CDD1Dull;
-}
-
-/* Bytes until the next sample: exponential with mean sample (Poisson
- * sampling of bytes, as tcmalloc and jemalloc do). */
-static int64_t draw_countdown(tstate *ts) {
-  double u = ((double)(rng_next(&ts->rng) >> 11) + 1.0) * (1.0 / 9007199254740992.0); /* (0, 1] */
-  double v = -log(u) * (double)hh__tr_opt.sample;
-  return v >= 9e18 ? INT64_MAX : (int64_t)v + 1;
-}
 
 static void thread_name(char out[16]) {
   memset(out, 0, 16);
@@ -112,11 +99,14 @@ static tstate *thread_state_slow(void) {
   size_t head = (sizeof(tstate) + 4095) & ~(size_t)4095;
   size_t cache = hh__tr_opt.stacks ? (hh__tr_stack_cache_bytes() + 4095) & ~(size_t)4095 : 0;
   uint8_t *mem = hh__tr_map(head + 2 * BUF_CAP + cache);
-  if (mem == NULL) {
+  hh_tr_model *model = mem != NULL ? hh__tr_model_new() : NULL;
+  if (model == NULL) {
+    if (mem != NULL) munmap(mem, head + 2 * BUF_CAP + cache);
     tls_failed = true;
     return NULL;
   }
   tstate *ts = (tstate *)mem;
+  ts->model = model;
   ts->buf = ts->buf_a = mem + head;
   ts->buf_b = mem + head + BUF_CAP;
   atomic_store(&ts->spare, ts->buf_b);
@@ -125,8 +115,6 @@ static tstate *thread_state_slow(void) {
   ts->tid = (int)syscall(SYS_gettid);
   thread_name(ts->name);
   ts->need_thread = true;
-  ts->rng = (hh__tr_ticks() ^ ((uint64_t)ts->tid << 32) ^ (uintptr_t)ts) | 1;
-  if (hh__tr_opt.sample != 0) ts->countdown = draw_countdown(ts);
   ts->next = atomic_load(&threads);
   while (!atomic_compare_exchange_weak(&threads, &ts->next, ts)) {
   }
@@ -217,7 +205,7 @@ static bool push(const job *j) {
 
 static void write_job(const job *j) {
   hh__tr_proc_flush();
-  hh__tr_write_chunk(j->data, j->len, j->ts->index, j->nevents);
+  hh__tr_write_chunk(j->data, j->len, j->ts->index, j->nevents, j->ts->model);
   atomic_store_explicit(&j->ts->spare, j->data, memory_order_release);
 }
 
@@ -291,7 +279,10 @@ static void flush_thread(tstate *ts) {
     reset_buffer(ts);
     return;
   }
-  if (atomic_load(&writer_state) == 0) start_writer();
+  /* Sampled mode writes few chunks: the thread compresses its own rather
+   * than start a writer thread, whose mere existence turns glibc's
+   * single-thread fast paths off for the whole process (2-4 ns a call). */
+  if (hh__tr_opt.sample == 0 && atomic_load(&writer_state) == 0) start_writer();
   for (;;) {
     spin_lock(&ts->lock);
     if (ts->closed) {
@@ -302,7 +293,7 @@ static void flush_thread(tstate *ts) {
     }
     if (atomic_load(&writer_state) != 2) {
       hh__tr_proc_flush();
-      hh__tr_write_chunk(ts->buf, ts->len, ts->index, ts->nevents);
+      hh__tr_write_chunk(ts->buf, ts->len, ts->index, ts->nevents, ts->model);
       break;
     }
     uint8_t *spare = atomic_exchange_explicit(&ts->spare, NULL, memory_order_acquire);
@@ -366,99 +357,6 @@ static inline uint64_t stack_here(tstate *ts) {
   return hh__tr_opt.stacks ? hh__tr_stack_capture(ts->cache, hh__call_cfa) : 0;
 }
 
-/* Sampled mode: whether an allocation of size bytes is sampled, and the
- * bytes it stands for (size / P(sampled), P = 1 - exp(-size/period)). */
-static bool sample(tstate *ts, size_t size, uint64_t *weight) {
-  ts->countdown -= (int64_t)(size < INT64_MAX ? size : INT64_MAX);
-  if (likely(ts->countdown > 0)) return false;
-  ts->countdown = draw_countdown(ts);
-  double p = -expm1(-(double)size / (double)hh__tr_opt.sample);
-  double w = p > 0 ? (double)size / p : (double)hh__tr_opt.sample;
-  *weight = w >= 1.8e19 ? UINT64_MAX : (uint64_t)(w + 0.5);
-  return true;
-}
-
-/* Sampled mode: the set of live sampled blocks, so that a free is recorded
- * for those only. Samples are rare (one per HEAPHOOK_TRACE_SAMPLE bytes), so
- * a small open-addressing table of addresses serves, written under a lock
- * (at a sampled allocation or free) and read without one at every free: a
- * per-block flag would need a block prefix, whose cost is the hook's, not
- * the sampler's. Replaced tables are never unmapped (a reader may still be
- * in one; it holds what the reader can be asked about). */
-#define TOMB ((uintptr_t)1)
-static pthread_mutex_t sampled_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(uintptr_t *) sampled; /* [0]: capacity (a power of two), then slots */
-static size_t sampled_used;          /* live + tombstones, under the lock */
-static atomic_size_t sampled_live;
-
-static inline size_t addr_hash(uintptr_t a) {
-  return (size_t)(((uint64_t)a >> 4) * 0x9E3779B97F4A7C15ull >> 20);
-}
-
-static bool sampled_has(const void *ptr) {
-  if (atomic_load_explicit(&sampled_live, memory_order_relaxed) == 0) return false;
-  uintptr_t a = (uintptr_t)ptr, *t = atomic_load_explicit(&sampled, memory_order_acquire);
-  size_t mask = t[0] - 1;
-  for (size_t i = addr_hash(a) & mask;; i = (i + 1) & mask) {
-    uintptr_t v = __atomic_load_n(&t[1 + i], __ATOMIC_RELAXED);
-    if (v == a) return true;
-    if (v == 0) return false;
-  }
-}
-
-/* With the lock: a table with room for one more. */
-static uintptr_t *sampled_room(void) {
-  uintptr_t *t = atomic_load(&sampled);
-  size_t cap = t ? t[0] : 0;
-  if (t != NULL && (sampled_used + 1) * 2 <= cap) return t;
-  size_t live = atomic_load(&sampled_live), ncap = 1024;
-  while ((live + 1) * 4 > ncap) ncap *= 2;
-  uintptr_t *n = hh__tr_map((ncap + 1) * sizeof(uintptr_t));
-  if (n == NULL) return NULL;
-  n[0] = ncap;
-  for (size_t i = 0; i < cap; i++) {
-    uintptr_t v = t[1 + i];
-    if (v <= TOMB) continue;
-    size_t j = addr_hash(v) & (ncap - 1);
-    while (n[1 + j] != 0) j = (j + 1) & (ncap - 1);
-    n[1 + j] = v;
-  }
-  sampled_used = live;
-  atomic_store_explicit(&sampled, n, memory_order_release);
-  return n;
-}
-
-static void sampled_add(const void *ptr) {
-  uintptr_t a = (uintptr_t)ptr;
-  pthread_mutex_lock(&sampled_lock);
-  uintptr_t *t = sampled_room();
-  if (t != NULL) {
-    size_t mask = t[0] - 1, i = addr_hash(a) & mask;
-    while (t[1 + i] > TOMB) i = (i + 1) & mask;
-    if (t[1 + i] == 0) sampled_used++;
-    __atomic_store_n(&t[1 + i], a, __ATOMIC_RELEASE);
-    atomic_fetch_add(&sampled_live, 1);
-  }
-  pthread_mutex_unlock(&sampled_lock);
-}
-
-static void sampled_remove(const void *ptr) {
-  uintptr_t a = (uintptr_t)ptr;
-  pthread_mutex_lock(&sampled_lock);
-  uintptr_t *t = atomic_load(&sampled);
-  if (t != NULL) {
-    size_t mask = t[0] - 1;
-    for (size_t i = addr_hash(a) & mask; t[1 + i] != 0; i = (i + 1) & mask) {
-      if (t[1 + i] == a) {
-        __atomic_store_n(&t[1 + i], TOMB, __ATOMIC_RELEASE);
-        atomic_fetch_sub(&sampled_live, 1);
-        break;
-      }
-    }
-  }
-  pthread_mutex_unlock(&sampled_lock);
-}
-
 static void write_alloc(tstate *ts, const hh_event *ev, uint64_t now, uint64_t stack, uint64_t weight) {
   uint8_t *p = ev_begin(ts, now);
   if (p == NULL) return;
@@ -489,22 +387,16 @@ static void trace_on_alloc(const hh_event *ev, void *slot) {
   if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed) || t_own_allocations) return;
   tstate *ts = thread_state();
   if (ts == NULL) return;
-  uint64_t weight = 0;
-  if (hh__tr_opt.sample != 0) {
-    if (likely(!sample(ts, ev->size, &weight))) return;
-    sampled_add(ev->ptr);
-  }
+  /* Sampled mode: the hook calls this for the sampled blocks only, with
+   * their weight (0 when every event is recorded). */
   uint64_t stack = stack_here(ts);
-  write_alloc(ts, ev, hh__tr_now(), stack, weight);
+  write_alloc(ts, ev, hh__tr_now(), stack, ev->weight);
 }
 
 static void trace_on_free(const hh_event *ev, void *slot) {
   (void)slot;
   if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
-  if (hh__tr_opt.sample != 0) {
-    if (likely(!sampled_has(ev->ptr))) return;
-    sampled_remove(ev->ptr);
-  }
+  /* Sampled mode: the hook calls this for the sampled blocks only. */
   tstate *ts = thread_state();
   if (ts == NULL) return;
   write_free(ts, ev->fn, ev->ptr, hh__tr_now());
@@ -516,11 +408,12 @@ static void trace_on_realloc_begin(const hh_event *ev, void *slot) {
   tstate *ts = thread_state();
   if (ts == NULL) return;
   ts->rt_time = hh__tr_now();
-  ts->rt_weight = 0;
+  ts->rt_weight = ev->weight;
   ts->rt_old = ts->rt_new = true;
   if (hh__tr_opt.sample != 0) {
-    ts->rt_old = sampled_has(ev->old_ptr);
-    ts->rt_new = sample(ts, ev->size, &ts->rt_weight);
+    /* The hook calls this when the old block was sampled or the new one is. */
+    ts->rt_old = ev->old_sampled;
+    ts->rt_new = ev->new_sampled;
   }
   ts->rt_stack = ts->rt_new ? stack_here(ts) : 0;
 }
@@ -531,10 +424,6 @@ static void trace_on_realloc(const hh_event *ev, void *slot) {
   tstate *ts = thread_state();
   if (ts == NULL) return;
   bool was = ts->rt_old, is = ts->rt_new;
-  if (hh__tr_opt.sample != 0) {
-    if (was) sampled_remove(ev->old_ptr);
-    if (is) sampled_add(ev->ptr);
-  }
   if (was && is) {
     uint8_t *p = ev_begin(ts, ts->rt_time);
     if (p == NULL) return;
@@ -573,24 +462,24 @@ static void on_thread_exit(void *arg) {
   if (ts->cache != NULL) madvise(ts->cache, hh__tr_stack_cache_bytes(), MADV_DONTNEED);
 }
 
+/* Writes this thread's buffer and waits until the writer has written it. */
+static void flush_and_wait(tstate *ts) {
+  flush_thread(ts);
+  for (int i = 0; i < 20000 && atomic_load(&writer_state) == 2 && atomic_load(&ts->spare) == NULL; i++)
+    sched_yield();
+}
+
 /* The parent's buffer is written before the fork: a child that execs at
  * once leaves the parent's trace whole up to the fork. */
 static void at_prepare(void) {
   tstate *ts = tls_ts;
-  if (ts != NULL && !ts->dead && atomic_load(&hh__tr_active)) {
-    flush_thread(ts);
-    /* ... and written: wait until the writer has it done. */
-    for (int i = 0; i < 20000 && atomic_load(&writer_state) == 2 && atomic_load(&ts->spare) == NULL; i++)
-      sched_yield();
-  }
+  if (ts != NULL && !ts->dead && atomic_load(&hh__tr_active)) flush_and_wait(ts); /* ... and written */
   pthread_mutex_lock(&write_lock);
   pthread_mutex_lock(&q_lock);
-  pthread_mutex_lock(&sampled_lock);
   hh__tr_writer_prepare();
 }
 static void at_parent(void) {
   hh__tr_writer_parent();
-  pthread_mutex_unlock(&sampled_lock);
   pthread_mutex_unlock(&q_lock);
   pthread_mutex_unlock(&write_lock);
 }
@@ -601,7 +490,6 @@ static void at_child(void) {
    * the parent's to write. */
   pthread_mutex_init(&q_lock, NULL);
   pthread_mutex_init(&write_lock, NULL);
-  pthread_mutex_init(&sampled_lock, NULL);
   q_head = q_count = 0;
   atomic_store(&writer_state, 0);
   atomic_store(&writer_sleeping, 0);
@@ -613,6 +501,7 @@ static void at_child(void) {
   atomic_store(&threads, NULL);
   atomic_store(&next_index, 1);
   if (!was || !hh__tr_opt.children) return;
+  owner_pid = (pid_t)syscall(SYS_getpid);
   hh__tr_clock_start();
   hh__tr_stacks_reset();
   hh__tr_modules_reset();
@@ -624,6 +513,7 @@ static void at_child(void) {
     me->closed = false;
     me->dead = false;
     me->buf = me->buf_a;
+    hh__tr_model_reset(me->model); /* a new trace: the reader starts from nothing */
     atomic_store(&me->spare, me->buf_b);
     me->len = 0;
     me->nevents = 0;
@@ -635,6 +525,13 @@ static void at_child(void) {
     hh__tr_command_record();
     hh__tr_modules_scan(false);
   }
+}
+
+void hh__trace_before_exec(void) {
+  if (!atomic_load(&hh__tr_active) || (pid_t)syscall(SYS_getpid) != owner_pid) return;
+  tstate *ts = tls_ts;
+  if (ts != NULL && !ts->dead) flush_and_wait(ts);
+  hh__tr_proc_flush();
 }
 
 static void trace_stop(int fd) {
@@ -663,7 +560,7 @@ static void trace_stop(int fd) {
     uint32_t n = (uint32_t)(c >> 32);
     if (n > 0) {
       hh__tr_proc_flush();
-      hh__tr_write_chunk(ts->buf, len, ts->index, n);
+      hh__tr_write_chunk(ts->buf, len, ts->index, n, ts->model);
     }
     spin_unlock(&ts->lock);
   }
@@ -732,12 +629,13 @@ static int trace_start(void) {
   if (children != NULL && bool_option("HEAPHOOK_TRACE_CHILDREN", &o->children) != 0) return -1;
   if (!o->children && children != NULL) children[0] = '-';
 
+  owner_pid = (pid_t)syscall(SYS_getpid);
   hh__tr_clock_start();
   hh__tr_self_init();
   if (o->stacks) hh__tr_stacks_init();
   /* About 1 s and 10 ms at 2-4 GHz. */
-  flush_after = hh__tr_use_tsc ? (1ull << 31) >> hh__tr_tick_shift : 1000000000ull;
-  rss_every = hh__tr_use_tsc ? (1ull << 25) >> hh__tr_tick_shift : 10000000ull;
+  flush_after = (hh__tr_use_tsc ? 1ull << 31 : 1000000000ull) >> hh__tr_tick_shift;
+  rss_every = (hh__tr_use_tsc ? 1ull << 25 : 10000000ull) >> hh__tr_tick_shift;
   static bool once;
   if (!once) {
     once = true;
@@ -751,10 +649,15 @@ static int trace_start(void) {
   return 0;
 }
 
+/* Sampled mode is the hook's sampler's (recorder.h): the tracer is told of
+ * the sampled blocks only. */
+static size_t trace_sample_period(void) { return hh__tr_opt.sample; }
+
 const hh_recorder hh__trace_recorder = {
     .name = "trace",
     .summary = "every allocation with time, thread and call stack, to a trace file (HEAPHOOK_OUTPUT)",
     .start = trace_start,
+    .sample_period = trace_sample_period,
     .on_alloc = trace_on_alloc,
     .on_free = trace_on_free,
     .on_realloc_begin = trace_on_realloc_begin,

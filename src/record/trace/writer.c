@@ -18,6 +18,7 @@
 
 #include "base/log.h"
 #include "internal.h"
+#include "trace/model.h"
 
 /* zstd's fastest positive level: -1 and below compress these records
  * worse for little gain in speed, 3 costs half again for 6% less. */
@@ -203,6 +204,7 @@ typedef struct ctx {
   ZSTD_CCtx *cctx;
   uint8_t *out; /* chunk header + stored payload */
   size_t out_cap;
+  uint8_t *events; /* a thread's buffer transcoded (transcode.c) */
 } ctx;
 static ctx pool[POOL];
 
@@ -228,12 +230,34 @@ static bool ctx_ready(ctx *c) {
     c->cctx = ZSTD_initStaticCCtx(work, wk);
     if (c->cctx == NULL) munmap(work, wk);
   }
+  c->events = hh__tr_map(hh__tr_transcode_room(HH_TR_BUF_CAP));
+  if (c->events == NULL) {
+    munmap(out, cap);
+    return false;
+  }
   c->out = out;
   c->out_cap = cap;
   return true;
 }
 
-void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events) {
+/* Compresses each stream of a transcoded event chunk as a zstd frame of
+ * its own (a frame's entropy tables then fit its stream), the frames one
+ * after the other; 0 when that does not make it smaller. */
+static size_t compress_streams(ctx *c, uint8_t *dst, size_t cap, const uint8_t *src,
+                               const size_t sizes[HH_V2_STREAMS], size_t total) {
+  size_t stored = 0;
+  for (int i = 0; i < HH_V2_STREAMS; i++) {
+    if (sizes[i] == 0) continue;
+    size_t z = ZSTD_compressCCtx(c->cctx, dst + stored, cap - stored, src, sizes[i], ZSTD_LEVEL);
+    if (ZSTD_isError(z)) return 0;
+    stored += z;
+    src += sizes[i];
+  }
+  return stored < total ? stored : 0;
+}
+
+void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events,
+                        hh_tr_model *model) {
   if (len == 0 || !atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
   if (!write_header()) return;
   ctx *c = ctx_get();
@@ -244,10 +268,24 @@ void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_
     return;
   }
   uint8_t *payload = c->out + HH_CHUNK_HEADER_BYTES;
-  size_t stored = 0;
+  size_t cap = c->out_cap - HH_CHUNK_HEADER_BYTES, stored = 0;
   uint32_t enc = HH_CHUNK_RAW;
-  if (c->cctx != NULL) {
-    size_t z = ZSTD_compressCCtx(c->cctx, payload, c->out_cap - HH_CHUNK_HEADER_BYTES, raw, len, ZSTD_LEVEL);
+  if (model != NULL && len <= HH_TR_BUF_CAP) {
+    /* A thread's events: a version-2 event chunk. */
+    size_t sizes[HH_V2_STREAMS];
+    size_t n = hh__tr_transcode(model, raw, len, c->events, sizes);
+    if (n == 0) { /* cannot happen: our own rows */
+      errno = EINVAL;
+      ctx_put(c);
+      fail();
+      return;
+    }
+    raw = c->events;
+    len = n;
+    if (c->cctx != NULL && (stored = compress_streams(c, payload, cap, raw, sizes, len)) != 0)
+      enc = HH_CHUNK_ZSTD;
+  } else if (c->cctx != NULL) {
+    size_t z = ZSTD_compressCCtx(c->cctx, payload, cap, raw, len, ZSTD_LEVEL);
     if (!ZSTD_isError(z) && z < len) {
       stored = z;
       enc = HH_CHUNK_ZSTD;
@@ -288,7 +326,7 @@ void hh__tr_meta_unlock(void) { pthread_mutex_unlock(&meta); }
 
 void hh__tr_proc_flush_locked(void) {
   if (proc_len == 0) return;
-  hh__tr_write_chunk(proc, proc_len, 0, 0);
+  hh__tr_write_chunk(proc, proc_len, 0, 0, NULL);
   proc_len = 0;
   atomic_store_explicit(&proc_pending, false, memory_order_relaxed);
 }

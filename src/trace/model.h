@@ -1,0 +1,109 @@
+/* Format version 2's event model: what the writer and the reader of a
+ * thread's event chunks both keep, so that an event is written as what the
+ * reader cannot guess (docs/trace-format.md, "Event chunks, version 2").
+ *
+ * - A free names its block by distance in the thread's allocation history
+ *   (1: the thread's latest allocation); the reader keeps the last
+ *   HH_V2_RING allocations' addresses and size classes.
+ * - An allocation's address is most often a block the same thread freed
+ *   recently in the same size class (allocators keep LIFO caches per class),
+ *   or the one just after its previous allocation (a block split off the
+ *   same free area): per class, the HH_V2_LIFO_DEPTH latest freed addresses.
+ *
+ * Everything here is deterministic, allocation-free and bounded: the writer
+ * runs it inside the traced process. */
+#ifndef HH_TRACE_MODEL_H
+#define HH_TRACE_MODEL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define HH_V2_RING 65536u /* allocations a free can name by distance */
+#define HH_V2_LIFO_DEPTH 8u
+#define HH_V2_CLASSES 468u
+
+/* Streams of a version-2 event chunk, in payload order. */
+enum {
+  HH_V2_OPS,     /* one op byte per record */
+  HH_V2_WIDE,    /* varints and strings that do not fit the op byte */
+  HH_V2_REF_LO,  /* free: distance, low byte */
+  HH_V2_REF_HI,  /* free: distance, high byte */
+  HH_V2_SIZE_LO, /* allocation: size, low byte */
+  HH_V2_SIZE_HI, /* allocation: size, high byte */
+  HH_V2_STACK,   /* allocation: svarint stack id - previous one */
+  HH_V2_STREAMS,
+};
+
+/* Op bytes. */
+#define HH_V2_OP_FREE 0x40u   /* 01dddddd: free() of a block, time delta d (63: in WIDE) */
+#define HH_V2_OP_MALLOC 0x80u /* 1aaadddd: malloc(), address code a, time delta d (15: in WIDE) */
+/* 00xxxxxx: everything else, fields in WIDE */
+#define HH_V2_OP_ALLOC 0x00u   /* + fn */
+#define HH_V2_OP_FREE_FN 0x10u /* + fn */
+#define HH_V2_OP_REALLOC 0x20u /* + fn */
+#define HH_V2_OP_WEIGHT 0x30u
+#define HH_V2_OP_CHUNK_TIME 0x31u
+#define HH_V2_OP_THREAD 0x32u
+
+/* Address codes: 0..DEPTH-1 the class's LIFO entry, then these. */
+#define HH_V2_ADDR_NEXT HH_V2_LIFO_DEPTH            /* just after the previous allocation */
+#define HH_V2_ADDR_DELTA (HH_V2_LIFO_DEPTH + 1u)    /* svarint from the previous address follows */
+#define HH_V2_ADDR_SAME_OLD (HH_V2_LIFO_DEPTH + 2u) /* realloc in place */
+#define HH_V2_ADDR_CODES (HH_V2_LIFO_DEPTH + 3u)
+/* In a MALLOC op byte: codes 0..5 and NEXT (6) fit; 7 means "code in WIDE". */
+#define HH_V2_FAST_LIFO 6u
+#define HH_V2_FAST_NEXT 6u
+#define HH_V2_FAST_WIDE 7u
+
+/* Two-byte fields (distance, size): 0xffff means "the value is in WIDE". */
+#define HH_V2_WIDE16 0xffffu
+
+/* The size class of a block of size bytes: glibc's chunk sizes up to 4 KiB
+ * (16-byte steps), then four classes per power of two. */
+static inline unsigned hh_v2_class(uint64_t size) {
+  uint64_t chunk = (size + 8 + 15) & ~(uint64_t)15;
+  if (size > UINT64_MAX - 32) chunk = UINT64_MAX;
+  if (chunk < 32) chunk = 32;
+  if (chunk <= 4096) return (unsigned)(chunk >> 4);
+  unsigned l = 63u - (unsigned)__builtin_clzll(chunk);
+  return 256u + (l - 12u) * 4u + (unsigned)((chunk >> (l - 2)) & 3u);
+}
+
+/* Where the allocation after one of size bytes at addr is predicted. */
+static inline uint64_t hh_v2_next(uint64_t addr, uint64_t size) {
+  uint64_t chunk = (size + 8 + 15) & ~(uint64_t)15;
+  if (chunk < 32) chunk = 32;
+  return addr + chunk;
+}
+
+/* What both sides keep per thread besides the history of allocations. */
+typedef struct hh_v2_state {
+  uint64_t lifo[HH_V2_CLASSES][HH_V2_LIFO_DEPTH];
+  uint64_t seq;        /* allocations so far (the next one gets seq + 1) */
+  uint64_t prev_addr;  /* address of the previous record */
+  uint64_t prev_stack; /* stack id of the previous allocation */
+  uint64_t next_addr;  /* hh_v2_next of the previous allocation */
+} hh_v2_state;
+
+static inline void hh_v2_lifo_push(hh_v2_state *s, unsigned cls, uint64_t addr) {
+  uint64_t *l = s->lifo[cls];
+  memmove(l + 1, l, (HH_V2_LIFO_DEPTH - 1) * sizeof *l);
+  l[0] = addr;
+}
+
+static inline int hh_v2_lifo_find(const hh_v2_state *s, unsigned cls, uint64_t addr) {
+  const uint64_t *l = s->lifo[cls];
+  for (unsigned i = 0; i < HH_V2_LIFO_DEPTH; i++)
+    if (l[i] == addr) return (int)i;
+  return -1;
+}
+
+/* Takes entry i out of the class's LIFO and returns its address. */
+static inline uint64_t hh_v2_lifo_take(hh_v2_state *s, unsigned cls, unsigned i) {
+  uint64_t *l = s->lifo[cls], a = l[i];
+  memmove(l + i, l + i + 1, (HH_V2_LIFO_DEPTH - 1 - i) * sizeof *l);
+  l[HH_V2_LIFO_DEPTH - 1] = 0;
+  return a;
+}
+
+#endif
