@@ -87,7 +87,7 @@ typedef struct hh_v2_state {
 
 static inline void hh_v2_lifo_push(hh_v2_state *s, unsigned cls, uint64_t addr) {
   uint64_t *l = s->lifo[cls];
-  memmove(l + 1, l, (HH_V2_LIFO_DEPTH - 1) * sizeof *l);
+  for (unsigned i = HH_V2_LIFO_DEPTH - 1; i > 0; i--) l[i] = l[i - 1];
   l[0] = addr;
 }
 
@@ -101,7 +101,7 @@ static inline int hh_v2_lifo_find(const hh_v2_state *s, unsigned cls, uint64_t a
 /* Takes entry i out of the class's LIFO and returns its address. */
 static inline uint64_t hh_v2_lifo_take(hh_v2_state *s, unsigned cls, unsigned i) {
   uint64_t *l = s->lifo[cls], a = l[i];
-  memmove(l + i, l + i + 1, (HH_V2_LIFO_DEPTH - 1 - i) * sizeof *l);
+  for (; i + 1 < HH_V2_LIFO_DEPTH; i++) l[i] = l[i + 1];
   l[HH_V2_LIFO_DEPTH - 1] = 0;
   return a;
 }

@@ -983,8 +983,10 @@ static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
   unsigned op = *c->s[HH_V2_OPS]++;
   uint64_t dt, code = 0, delta = 0, size, align = 0, addr, old = 0, v, w, n;
   unsigned fn;
-  memset(ev, 0, sizeof *ev);
+  /* every field an event has is set below; the rest are zero */
   ev->thread = c->thread;
+  ev->addr = ev->old_addr = ev->align = ev->stack = ev->weight = ev->size = 0;
+  ev->fn = 0;
   if (op & HH_V2_OP_MALLOC) { /* 1aaadddd */
     fn = 0;
     dt = op & 15;
