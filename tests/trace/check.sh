@@ -216,6 +216,16 @@ case $what in
     read -r _ child _ parent < <(grep '^child' out)
     [ "$(ls "$dir"/f.*.hhtrace)" = "$dir/f.$parent.hhtrace" ] || fail "traces with children off: $(ls "$dir")"
     ;;
+  rss_idle)
+    # RSS is sampled while the program allocates nothing (every ~20 ms by the
+    # writer thread): 300 ms of sleep between two markers holds several.
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/i.%p.hhtrace" "$HH_IDLE" >out 2>err ||
+      fail "exit status $?: $(cat err)"
+    dump "$(one_file "$dir/i.*.hhtrace")" i.txt
+    n=$(sed -n '/^marker idle-start$/,/^marker idle-end$/p' i.txt | grep -c '^rss ')
+    [ "$n" -ge 5 ] || fail "$n RSS samples during 300 ms without allocations, want at least 5"
+    status_ok i.txt
+    ;;
   sigkill)
     LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/k.%p.hhtrace" "$HH_KNOWN" spin >out 2>err &
     pid=$!

@@ -209,6 +209,8 @@ static void write_job(const job *j) {
   atomic_store_explicit(&j->ts->spare, j->data, memory_order_release);
 }
 
+static void periodic(uint64_t now);
+
 static void *writer_main(void *arg) {
   (void)arg;
   tls_failed = true; /* never records itself */
@@ -223,6 +225,9 @@ static void *writer_main(void *arg) {
     bool any = pop(&j);
     if (any) write_job(&j);
     pthread_mutex_unlock(&write_lock);
+    /* RSS (and the module list) also while the program does not allocate:
+     * the writer wakes at least every 20 ms. */
+    if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) periodic(hh__tr_now());
     if (any) continue;
     atomic_store(&writer_sleeping, 1);
     pthread_mutex_lock(&q_lock);
