@@ -24,12 +24,16 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* Skipped when the exec comes from a signal handler that interrupted the
+ * hook on this thread: the recorders may hold their locks there, and waiting
+ * for them would hang the program. What this thread had buffered is then
+ * lost, as with _exit. */
 static void hh__before_exec(void) {
+  if (hh__in_hook) return;
   int saved = errno;
-  bool was = hh__in_hook;
   hh__in_hook = true;
   hh__trace_before_exec();
-  hh__in_hook = was;
+  hh__in_hook = false;
   errno = saved;
 }
 

@@ -85,22 +85,23 @@ typedef struct hh_v2_state {
   uint64_t next_addr;  /* hh_v2_next of the previous allocation */
 } hh_v2_state;
 
-static inline void hh_v2_lifo_push(hh_v2_state *s, unsigned cls, uint64_t addr) {
-  uint64_t *l = s->lifo[cls];
+/* A size class's LIFO (HH_V2_LIFO_DEPTH addresses, 0 for an empty slot),
+ * wherever the side keeps it: the writer in hh_v2_state, the reader only for
+ * the classes it has seen freed. */
+static inline void hh_v2_lifo_push(uint64_t *l, uint64_t addr) {
   for (unsigned i = HH_V2_LIFO_DEPTH - 1; i > 0; i--) l[i] = l[i - 1];
   l[0] = addr;
 }
 
-static inline int hh_v2_lifo_find(const hh_v2_state *s, unsigned cls, uint64_t addr) {
-  const uint64_t *l = s->lifo[cls];
+static inline int hh_v2_lifo_find(const uint64_t *l, uint64_t addr) {
   for (unsigned i = 0; i < HH_V2_LIFO_DEPTH; i++)
     if (l[i] == addr) return (int)i;
   return -1;
 }
 
-/* Takes entry i out of the class's LIFO and returns its address. */
-static inline uint64_t hh_v2_lifo_take(hh_v2_state *s, unsigned cls, unsigned i) {
-  uint64_t *l = s->lifo[cls], a = l[i];
+/* Takes entry i out of the LIFO and returns its address. */
+static inline uint64_t hh_v2_lifo_take(uint64_t *l, unsigned i) {
+  uint64_t a = l[i];
   for (; i + 1 < HH_V2_LIFO_DEPTH; i++) l[i] = l[i + 1];
   l[HH_V2_LIFO_DEPTH - 1] = 0;
   return a;

@@ -103,13 +103,29 @@ typedef struct cursor {
 } cursor;
 
 /* What the reader keeps of a thread for its version-2 event chunks
- * (src/trace/model.h): the model state and the last HH_V2_RING
- * allocations' addresses and size classes. */
+ * (src/trace/model.h): the model's state, with the LIFOs of the size classes
+ * it has seen freed only, and the last allocations' addresses and size
+ * classes (a ring that grows with them up to HH_V2_RING). A thread costs
+ * about a hundred bytes until it frees, so that a file of many tiny chunks
+ * of as many threads cannot make the reader take much more memory than the
+ * file's size (hostile files; programs of a million short threads). */
 typedef struct v2dec {
-  hh_v2_state s;
+  uint64_t seq, prev_addr, prev_stack, next_addr; /* as in hh_v2_state */
+  uint16_t *cls_lifo;                             /* per class: 1 + its LIFO's index, 0 none */
+  uint64_t (*lifos)[HH_V2_LIFO_DEPTH];
+  uint32_t nlifos, lifos_cap;
   uint64_t *ring_addr;
   uint16_t *ring_cls;
+  uint32_t ring_cap; /* a power of two, up to HH_V2_RING */
 } v2dec;
+
+/* What the version-2 models may take: this much, plus V2_BYTES_PER_BYTE for
+ * each byte of the trace read so far. A file that asks for more is reported
+ * as damaged (hostile), not read until memory runs out. */
+#ifndef V2_BUDGET_BASE /* (tests set smaller ones) */
+#define V2_BUDGET_BASE ((uint64_t)64 << 20)
+#define V2_BYTES_PER_BYTE 32u
+#endif
 
 struct hh_reader {
   /* source: a FILE or a memory block */
@@ -170,7 +186,8 @@ struct hh_reader {
 
   struct hh_merge *merge; /* the merge reading this reader, if any */
 
-  v2dec **v2; /* per thread, in order of first appearance */
+  v2dec **v2;        /* per thread, in order of first appearance */
+  uint64_t v2_bytes; /* what they hold */
   size_t nv2, v2_cap;
   u64map v2_map; /* thread index -> position in v2 */
 };
@@ -323,6 +340,8 @@ void hh_reader_close(hh_reader *r) {
   for (size_t i = 0; i < r->nv2; i++) {
     free(r->v2[i]->ring_addr);
     free(r->v2[i]->ring_cls);
+    free(r->v2[i]->cls_lifo);
+    free(r->v2[i]->lifos);
     free(r->v2[i]);
   }
   free(r->v2);
@@ -852,9 +871,23 @@ event_noweight:
  * against the thread's model, which carries over from the thread's previous
  * chunk: they must be decoded once, in file order (the merge does). */
 
+/* Counts bytes about to be taken for the models; false when over budget
+ * (the caller reports the chunk as damaged). */
+static bool v2_take(hh_reader *r, uint64_t bytes) {
+  r->v2_bytes += bytes;
+  return r->v2_bytes <= V2_BUDGET_BASE + V2_BYTES_PER_BYTE * (r->offset + 1);
+}
+
+static int v2_over_budget(hh_reader *r, cursor *c) {
+  return damaged(r, c, c->p,
+                 "%zu threads' models need %" PRIu64 " MiB after %" PRIu64 " bytes of trace (hostile file?)",
+                 r->nv2, r->v2_bytes >> 20, r->offset);
+}
+
 static v2dec *v2_model(hh_reader *r, uint32_t thread) {
   uint32_t pos;
   if (u64map_get(&r->v2_map, thread, &pos)) return r->v2[pos];
+  if (!v2_take(r, sizeof(v2dec) + 2 * sizeof(v2dec *))) return NULL;
   if (r->nv2 == r->v2_cap) {
     r->v2_cap = r->v2_cap ? r->v2_cap * 2 : 16;
     r->v2 = xrealloc(r->v2, r->v2_cap * sizeof *r->v2);
@@ -863,6 +896,27 @@ static v2dec *v2_model(hh_reader *r, uint32_t thread) {
   u64map_put(&r->v2_map, thread, (uint32_t)r->nv2);
   r->v2[r->nv2++] = m;
   return m;
+}
+
+/* The LIFO of size class cls, made when make is set (NULL: none yet, or
+ * over budget when make). */
+static uint64_t *v2_lifo(hh_reader *r, v2dec *m, unsigned cls, bool make) {
+  if (m->cls_lifo != NULL && m->cls_lifo[cls] != 0) return m->lifos[m->cls_lifo[cls] - 1];
+  if (!make) return NULL;
+  if (m->cls_lifo == NULL) {
+    if (!v2_take(r, HH_V2_CLASSES * sizeof *m->cls_lifo)) return NULL;
+    m->cls_lifo = xcalloc(HH_V2_CLASSES, sizeof *m->cls_lifo);
+  }
+  if (m->nlifos == m->lifos_cap) {
+    uint32_t ncap = m->lifos_cap ? m->lifos_cap * 2 : 4;
+    if (!v2_take(r, (uint64_t)(ncap - m->lifos_cap) * sizeof *m->lifos)) return NULL;
+    m->lifos = xrealloc(m->lifos, ncap * sizeof *m->lifos);
+    m->lifos_cap = ncap;
+  }
+  uint64_t *l = m->lifos[m->nlifos++];
+  memset(l, 0, sizeof *m->lifos);
+  m->cls_lifo[cls] = (uint16_t)m->nlifos;
+  return l;
 }
 
 #define V2_EXHAUSTED(st) \
@@ -903,23 +957,23 @@ static int v2_table(hh_reader *r, cursor *c) {
   }
   c->v2_ready = true;
   c->model = v2_model(r, c->thread);
-  return 0;
+  return c->model != NULL ? 0 : v2_over_budget(r, c);
 }
 
 /* The address of an allocation with address code `code` (fields in WIDE
  * read by the caller: delta). */
 static int v2_address(hh_reader *r, cursor *c, uint64_t code, uint64_t size, uint64_t delta, uint64_t old,
                       uint64_t *out) {
-  hh_v2_state *s = &c->model->s;
+  v2dec *m = c->model;
   if (code < HH_V2_LIFO_DEPTH) {
-    unsigned cls = hh_v2_class(size);
-    if (s->lifo[cls][code] == 0)
+    uint64_t *l = v2_lifo(r, m, hh_v2_class(size), false);
+    if (l == NULL || l[code] == 0)
       return damaged(r, c, c->s[HH_V2_OPS], "allocation names an empty slot of its size class");
-    *out = hh_v2_lifo_take(s, cls, (unsigned)code);
+    *out = hh_v2_lifo_take(l, (unsigned)code);
   } else if (code == HH_V2_ADDR_NEXT) {
-    *out = s->next_addr;
+    *out = m->next_addr;
   } else if (code == HH_V2_ADDR_DELTA) {
-    *out = s->prev_addr + delta;
+    *out = m->prev_addr + delta;
   } else if (code == HH_V2_ADDR_SAME_OLD && old != 0) {
     *out = old;
   } else {
@@ -932,17 +986,22 @@ static int v2_allocated(hh_reader *r, cursor *c, uint64_t addr, uint64_t size, h
   v2dec *m = c->model;
   uint64_t d;
   V2_VAR(HH_V2_STACK, d);
-  m->s.prev_stack += (uint64_t)hh_unzigzag(d);
-  ev->stack = m->s.prev_stack;
-  if (!m->ring_addr) {
-    m->ring_addr = xcalloc(HH_V2_RING, sizeof *m->ring_addr);
-    m->ring_cls = xcalloc(HH_V2_RING, sizeof *m->ring_cls);
+  m->prev_stack += (uint64_t)hh_unzigzag(d);
+  ev->stack = m->prev_stack;
+  m->seq++;
+  if (m->seq >= m->ring_cap && m->ring_cap < HH_V2_RING) {
+    /* Grown before it wraps: allocation n stays at n & (cap - 1). */
+    uint32_t ncap = m->ring_cap ? m->ring_cap * 2 : 16;
+    if (!v2_take(r, (uint64_t)(ncap - m->ring_cap) * (sizeof *m->ring_addr + sizeof *m->ring_cls)))
+      return v2_over_budget(r, c);
+    m->ring_addr = xrealloc(m->ring_addr, ncap * sizeof *m->ring_addr);
+    m->ring_cls = xrealloc(m->ring_cls, ncap * sizeof *m->ring_cls);
+    m->ring_cap = ncap;
   }
-  m->s.seq++;
-  m->ring_addr[m->s.seq % HH_V2_RING] = addr;
-  m->ring_cls[m->s.seq % HH_V2_RING] = (uint16_t)hh_v2_class(size);
-  m->s.prev_addr = addr;
-  m->s.next_addr = hh_v2_next(addr, size);
+  m->ring_addr[m->seq & (m->ring_cap - 1)] = addr;
+  m->ring_cls[m->seq & (m->ring_cap - 1)] = (uint16_t)hh_v2_class(size);
+  m->prev_addr = addr;
+  m->next_addr = hh_v2_next(addr, size);
   return 0;
 }
 
@@ -953,16 +1012,20 @@ static int v2_freed(hh_reader *r, cursor *c, bool push, uint64_t *out) {
   V2_16(HH_V2_REF_LO, k);
   if (k == 0) {
     V2_VAR(HH_V2_WIDE, d);
-    *out = m->s.prev_addr + (uint64_t)hh_unzigzag(d);
+    *out = m->prev_addr + (uint64_t)hh_unzigzag(d);
   } else {
-    if (k > m->s.seq || k > HH_V2_RING || !m->ring_addr)
+    if (k > m->seq || k > HH_V2_RING)
       return damaged(r, c, c->s[HH_V2_OPS], "free of allocation %" PRIu64 " back, of %" PRIu64 " known", k,
-                     m->s.seq < HH_V2_RING ? m->s.seq : (uint64_t)HH_V2_RING);
-    uint64_t at = (m->s.seq - k + 1) % HH_V2_RING;
+                     m->seq < HH_V2_RING ? m->seq : (uint64_t)HH_V2_RING);
+    uint64_t at = (m->seq - k + 1) & (m->ring_cap - 1);
     *out = m->ring_addr[at];
-    if (push) hh_v2_lifo_push(&m->s, m->ring_cls[at], *out);
+    if (push) {
+      uint64_t *l = v2_lifo(r, m, m->ring_cls[at], true);
+      if (l == NULL) return v2_over_budget(r, c);
+      hh_v2_lifo_push(l, *out);
+    }
   }
-  m->s.prev_addr = *out;
+  m->prev_addr = *out;
   return 0;
 }
 

@@ -270,8 +270,10 @@ static void reset_buffer(tstate *ts) {
   atomic_store_explicit(&ts->committed, 0, memory_order_release);
 }
 
-/* The owner hands its buffer over (full, old, or the thread ends). */
-static void flush_thread(tstate *ts) {
+/* Before the owner hands its buffer over: the module list and the thread's
+ * name brought up to date. False (and the buffer emptied) when it holds no
+ * event. */
+static bool handover_begin(tstate *ts) {
   hh__tr_modules_scan(true);
   char name[16];
   thread_name(name);
@@ -279,11 +281,15 @@ static void flush_thread(tstate *ts) {
     memcpy(ts->name, name, 16);
     ts->need_thread = true;
   }
-  if (ts->nevents == 0) {
-    if (ts->len > 0) ts->need_thread = true; /* its THREAD record was not written */
-    reset_buffer(ts);
-    return;
-  }
+  if (ts->nevents > 0) return true;
+  if (ts->len > 0) ts->need_thread = true; /* its THREAD record was not written */
+  reset_buffer(ts);
+  return false;
+}
+
+/* The owner hands its buffer over (full, old, or the thread ends). */
+static void flush_thread(tstate *ts) {
+  if (!handover_begin(ts)) return;
   /* Sampled mode writes few chunks: the thread compresses its own rather
    * than start a writer thread, whose mere existence turns glibc's
    * single-thread fast paths off for the whole process (2-4 ns a call). */
@@ -467,19 +473,29 @@ static void on_thread_exit(void *arg) {
   if (ts->cache != NULL) madvise(ts->cache, hh__tr_stack_cache_bytes(), MADV_DONTNEED);
 }
 
-/* Writes this thread's buffer and waits until the writer has written it. */
-static void flush_and_wait(tstate *ts) {
-  flush_thread(ts);
-  for (int i = 0; i < 20000 && atomic_load(&writer_state) == 2 && atomic_load(&ts->spare) == NULL; i++)
-    sched_yield();
+/* With write_lock held: the queue (older) and then this thread's buffer
+ * written by this thread, so that the file is whole up to now without
+ * waiting on the writer. */
+static void write_all_own_locked(tstate *ts) {
+  job j;
+  while (pop(&j)) write_job(&j);
+  if (ts != NULL && !ts->dead && handover_begin(ts)) {
+    spin_lock(&ts->lock);
+    if (!ts->closed) {
+      hh__tr_proc_flush();
+      hh__tr_write_chunk(ts->buf, ts->len, ts->index, ts->nevents, ts->model);
+      reset_buffer(ts);
+    }
+    spin_unlock(&ts->lock);
+  }
+  hh__tr_proc_flush();
 }
 
 /* The parent's buffer is written before the fork: a child that execs at
  * once leaves the parent's trace whole up to the fork. */
 static void at_prepare(void) {
-  tstate *ts = tls_ts;
-  if (ts != NULL && !ts->dead && atomic_load(&hh__tr_active)) flush_and_wait(ts); /* ... and written */
   pthread_mutex_lock(&write_lock);
+  if (atomic_load(&hh__tr_active)) write_all_own_locked(tls_ts);
   pthread_mutex_lock(&q_lock);
   hh__tr_writer_prepare();
 }
@@ -532,11 +548,18 @@ static void at_child(void) {
   }
 }
 
+/* Exec replaces the image and ends every thread: the queue (older) and then
+ * this thread's buffer are written here, by this thread, before exec returns
+ * control to the kernel - no waiting on the writer, no writer started in a
+ * forked child that is about to exec. The other threads' buffers are lost
+ * with them, as they would be at exit from _exit. The caller has made sure
+ * this thread holds none of the tracer's locks (it was not interrupted
+ * inside the tracer). */
 void hh__trace_before_exec(void) {
   if (!atomic_load(&hh__tr_active) || (pid_t)syscall(SYS_getpid) != owner_pid) return;
-  tstate *ts = tls_ts;
-  if (ts != NULL && !ts->dead) flush_and_wait(ts);
-  hh__tr_proc_flush();
+  pthread_mutex_lock(&write_lock);
+  write_all_own_locked(tls_ts);
+  pthread_mutex_unlock(&write_lock);
 }
 
 static void trace_stop(int fd) {

@@ -34,11 +34,14 @@ hh_tr_model *hh__tr_model_new(void) {
   return m; /* zeroed by mmap */
 }
 
+/* (In a forked child: the map, up to 64 MiB, goes back rather than being
+ * cleared page by page.) */
 void hh__tr_model_reset(hh_tr_model *m) {
   if (m == NULL) return;
   memset(&m->s, 0, sizeof m->s);
-  if (m->e != NULL) memset(m->e, 0, m->cap * sizeof *m->e);
-  m->n = 0;
+  if (m->e != NULL) munmap(m->e, m->cap * sizeof *m->e);
+  m->e = NULL;
+  m->cap = m->n = 0;
 }
 
 /* Fibonacci hashing of the address without its alignment bits: one
@@ -126,7 +129,9 @@ static inline void put16(out *o, int lo, uint64_t v) {
 static unsigned addr_code(hh_tr_model *m, uint64_t addr, uint64_t size, uint64_t old) {
   hh_v2_state *s = &m->s;
   unsigned code;
-  int li = hh_v2_lifo_find(s, hh_v2_class(size), addr);
+  uint64_t *lifo = s->lifo[hh_v2_class(size)];
+  /* (0 marks an empty slot: an allocation at address 0 is never found there) */
+  int li = addr != 0 ? hh_v2_lifo_find(lifo, addr) : -1;
   if (old != 0 && addr == old)
     code = HH_V2_ADDR_SAME_OLD;
   else if (li >= 0)
@@ -135,7 +140,7 @@ static unsigned addr_code(hh_tr_model *m, uint64_t addr, uint64_t size, uint64_t
     code = HH_V2_ADDR_NEXT;
   else
     code = HH_V2_ADDR_DELTA;
-  if (li >= 0 && code == (unsigned)li) hh_v2_lifo_take(s, hh_v2_class(size), (unsigned)li);
+  if (li >= 0 && code == (unsigned)li) hh_v2_lifo_take(lifo, (unsigned)li);
   return code;
 }
 
@@ -169,7 +174,7 @@ static void freed(hh_tr_model *m, out *o, uint64_t addr, bool push) {
     map_remove(m, i);
     if (seq <= s->seq && s->seq - seq < HH_V2_RING) {
       k = s->seq - seq + 1;
-      if (push) hh_v2_lifo_push(s, cls, addr);
+      if (push && addr != 0) hh_v2_lifo_push(s->lifo[cls], addr);
     }
   }
   put16(o, HH_V2_REF_LO, k);
@@ -306,5 +311,5 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
   sizes[HH_V2_OPS] += tlen; /* the table travels with the first stream */
   return total;
 bad:
-  return 0; /* our own rows do not parse: a bug; the caller writes them as they are */
+  return 0; /* our own rows do not parse: a bug; the caller stops the trace (writer.c) */
 }

@@ -1,0 +1,349 @@
+/* The version-2 event chunks end to end: rows as the tracer's threads write
+ * them (made with the test encoder), turned into v2 chunks by the tracer's
+ * own transcoder (src/record/trace/transcode.c), read back by the reader;
+ * every event must come back as it went in. And a hostile v2 file of many
+ * tiny chunks of as many threads, which must be reported as damaged rather
+ * than read until memory runs out. Run under ASan + UBSan; the reader is
+ * built here with a small budget for its models (V2_BUDGET_BASE). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "record/trace/internal.h"
+#include "trace/model.h"
+#include "trace/reader.h"
+#include "trace_builder.h"
+
+/* The transcoder's memory comes from the tracer's mmap wrapper. */
+void *hh__tr_map(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+#define THREADS 3
+
+typedef struct v2file {
+  tb file, rows;
+  hh_tr_model *model[THREADS + 1];
+  uint32_t rows_thread;
+} v2file;
+
+static void v2_begin(v2file *v, uint32_t flags) {
+  memset(v, 0, sizeof *v);
+  hh_trace_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, HH_TRACE_MAGIC, 8);
+  h.version = 2;
+  h.flags = flags;
+  h.pid = 1234;
+  h.ppid = 1;
+  h.ticks_per_second = 1000000000u; /* ticks are ns */
+  h.start_wall_ns = 1700000000000000000ull;
+  tb_init_header(&v->file, &h);
+}
+
+/* A thread's buffer: rows in v->rows, from base_time. */
+static void rows_begin(v2file *v, uint32_t thread, uint64_t base_time) {
+  v->rows_thread = thread;
+  tb_chunk_begin(&v->rows, thread, base_time);
+}
+
+/* The buffer transcoded into a v2 chunk of the file. */
+static void rows_end(v2file *v) {
+  uint32_t t = v->rows_thread;
+  if (v->model[t] == NULL) v->model[t] = hh__tr_model_new();
+  size_t sizes[HH_V2_STREAMS];
+  uint8_t *dst = malloc(hh__tr_transcode_room(v->rows.pl_len));
+  size_t n = hh__tr_transcode(v->model[t], v->rows.pl, v->rows.pl_len, dst, sizes);
+  assert_true(n > 0);
+  tb_chunk_begin_untimed(&v->file, t);
+  tb_bytes(&v->file, dst, n);
+  tb_chunk_end(&v->file, HH_CHUNK_ZSTD);
+  free(dst);
+  v->rows.pl_len = 0;
+  v->rows.in_chunk = 0;
+}
+
+static void v2_end(v2file *v) {
+  tb_free_all(&v->rows);
+  for (int i = 0; i <= THREADS; i++) {
+    if (v->model[i] != NULL) hh__tr_model_reset(v->model[i]);
+  }
+}
+
+/* ---- round trip ------------------------------------------------------------ */
+
+typedef struct want {
+  hh_ev_kind kind;
+  uint8_t fn;
+  uint32_t thread;
+  uint64_t time, addr, old_addr, size, align, stack, weight;
+} want;
+
+static uint64_t rnd_state = 88172645463325252ull;
+static uint64_t rnd(void) {
+  rnd_state ^= rnd_state << 13;
+  rnd_state ^= rnd_state >> 7;
+  rnd_state ^= rnd_state << 17;
+  return rnd_state;
+}
+
+#define LIVE_MAX 200000
+
+/* Per thread: a toy allocator (freed blocks reused most recently freed
+ * first, else a bump pointer, now and then somewhere else) so that every
+ * address code occurs: LIFO slots, next, delta, realloc in place. */
+typedef struct sim {
+  uint64_t live[LIVE_MAX], size[LIVE_MAX];
+  size_t n;
+  uint64_t bump, freed[64], freed_size[64];
+  size_t nfreed;
+} sim;
+
+static uint64_t sim_place(sim *s, uint64_t size) {
+  for (size_t i = s->nfreed; i-- > 0;) {
+    if (hh_v2_class(s->freed_size[i]) == hh_v2_class(size) && rnd() % 4 != 0) {
+      uint64_t a = s->freed[i];
+      memmove(s->freed + i, s->freed + i + 1, (s->nfreed - i - 1) * sizeof *s->freed);
+      memmove(s->freed_size + i, s->freed_size + i + 1, (s->nfreed - i - 1) * sizeof *s->freed_size);
+      s->nfreed--;
+      return a;
+    }
+  }
+  if (rnd() % 8 == 0) s->bump += 16 * (1 + rnd() % 1000);
+  uint64_t a = s->bump;
+  s->bump = hh_v2_next(a, size);
+  return a;
+}
+
+static void sim_freed(sim *s, uint64_t addr, uint64_t size) {
+  if (s->nfreed == 64) {
+    memmove(s->freed, s->freed + 1, 63 * sizeof *s->freed);
+    memmove(s->freed_size, s->freed_size + 1, 63 * sizeof *s->freed_size);
+    s->nfreed--;
+  }
+  s->freed[s->nfreed] = addr;
+  s->freed_size[s->nfreed++] = size;
+}
+
+static void check_event(const hh_event *got, const want *w, size_t i) {
+  if (got->kind != w->kind || got->fn != w->fn || got->thread != w->thread || got->time != w->time ||
+      got->addr != w->addr || (w->kind == HH_EV_REALLOC && got->old_addr != w->old_addr) ||
+      (w->kind != HH_EV_FREE && (got->size != w->size || got->align != w->align || got->stack != w->stack ||
+                                 got->weight != w->weight)))
+    fail_msg(
+        "event %zu: got kind %d fn %d T%u t=%lu addr %#lx old %#lx size %lu align %lu stack %lu weight %lu; "
+        "want kind %d fn %d T%u t=%lu addr %#lx old %#lx size %lu align %lu stack %lu weight %lu",
+        i, got->kind, got->fn, got->thread, got->time, got->addr, got->old_addr, got->size, got->align,
+        got->stack, got->weight, w->kind, w->fn, w->thread, w->time, w->addr, w->old_addr, w->size, w->align,
+        w->stack, w->weight);
+}
+
+/* Random events of THREADS threads in chunks of random lengths, with an
+ * allocation at address 0, frees of blocks more than HH_V2_RING
+ * allocations old, sampled weights and every allocating function. */
+static void round_trip(void **state) {
+  (void)state;
+  enum { EVENTS = 400000 };
+  want *w = calloc(EVENTS + 16, sizeof *w);
+  size_t nw = 0;
+  sim *sims = calloc(THREADS + 1, sizeof *sims);
+  v2file v;
+  v2_begin(&v, HH_TRACE_FLAG_STACKS);
+  /* the process chunk: stacks 1..50 */
+  tb_chunk_begin(&v.file, 0, 0);
+  for (uint64_t id = 1; id <= 50; id++) tb_stack(&v.file, id, id > 1 ? id / 2 : 0, 0x400000 + id);
+  tb_chunk_end(&v.file, HH_CHUNK_RAW);
+  for (int t = 1; t <= THREADS; t++) sims[t].bump = 0x10000000ull * (uint64_t)t;
+  uint64_t now = 1000;
+  bool zero_done = false;
+  while (nw < EVENTS) {
+    uint32_t t = 1 + (uint32_t)(rnd() % THREADS);
+    sim *s = &sims[t];
+    rows_begin(&v, t, now);
+    size_t len = 1 + rnd() % 3000;
+    for (size_t k = 0; k < len && nw < EVENTS; k++) {
+      now += rnd() % 4 == 0 ? rnd() % 100000 : rnd() % 20;
+      want *e = &w[nw];
+      memset(e, 0, sizeof *e);
+      e->thread = t;
+      e->time = now;
+      unsigned op = (unsigned)(rnd() % 100);
+      if (s->n == 0 || (s->n < LIVE_MAX && op < 48)) {
+        unsigned fns[] = {0, 0, 0, 0, 1, 4, 5, 6, 7, 8};
+        unsigned fn = fns[rnd() % 10];
+        uint64_t size = rnd() % 8 == 0 ? rnd() % 300000 : 1 + rnd() % 600;
+        uint64_t align = hh_trace_fn_has_align(fn) ? (uint64_t)16 << (rnd() % 6) : 0;
+        uint64_t addr = sim_place(s, size);
+        if (!zero_done && nw > EVENTS / 2) { /* never from a real allocator: still told exactly */
+          addr = 0;
+          zero_done = true;
+        }
+        uint64_t stack = 1 + rnd() % 50, weight = size;
+        if (rnd() % 16 == 0) {
+          weight = size + rnd() % 100000;
+          tb_weight(&v.rows, weight);
+        }
+        tb_alloc(&v.rows, fn, now, addr, size, stack, align);
+        *e = (want){HH_EV_ALLOC, (uint8_t)fn, t, now, addr, 0, size, align, stack, weight};
+        if (addr != 0) {
+          s->live[s->n] = addr;
+          s->size[s->n++] = size;
+        }
+      } else if (op < 90) {
+        /* mostly recent blocks, now and then a very old one */
+        size_t i = rnd() % 4 == 0 ? rnd() % s->n : s->n - 1 - rnd() % (s->n < 16 ? s->n : 16);
+        unsigned fn = rnd() % 10 == 0 ? 10 : 9;
+        tb_free(&v.rows, fn, now, s->live[i]);
+        *e = (want){HH_EV_FREE, (uint8_t)fn, t, now, s->live[i], 0, 0, 0, 0, 0};
+        sim_freed(s, s->live[i], s->size[i]);
+        s->live[i] = s->live[--s->n];
+        s->size[i] = s->size[s->n];
+      } else {
+        size_t i = s->n - 1 - rnd() % (s->n < 8 ? s->n : 8);
+        uint64_t old = s->live[i], size = 1 + rnd() % 2000, addr = old;
+        if (rnd() % 2) { /* moved */
+          addr = sim_place(s, size);
+          sim_freed(s, old, s->size[i]);
+        }
+        unsigned fn = rnd() % 4 == 0 ? 3 : 2;
+        uint64_t stack = 1 + rnd() % 50;
+        tb_realloc(&v.rows, fn, now, old, addr, size, stack);
+        *e = (want){HH_EV_REALLOC, (uint8_t)fn, t, now, addr, old, size, 0, stack, size};
+        s->live[i] = addr;
+        s->size[i] = size;
+      }
+      nw++;
+    }
+    rows_end(&v);
+  }
+  assert_true(zero_done);
+  char err[256];
+  hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, err, sizeof err);
+  assert_non_null(r);
+  hh_event ev;
+  size_t i = 0;
+  while (hh_reader_next(r, &ev)) {
+    if (ev.kind != HH_EV_ALLOC && ev.kind != HH_EV_FREE && ev.kind != HH_EV_REALLOC) continue;
+    assert_true(i < nw);
+    check_event(&ev, &w[i], i);
+    i++;
+  }
+  if (hh_reader_status(r) != HH_READ_NO_END) fail_msg("%s", hh_reader_message(r));
+  assert_int_equal(i, nw);
+  hh_reader_close(r);
+  v2_end(&v);
+  tb_free_all(&v.file);
+  free(sims);
+  free(w);
+}
+
+/* ---- hostile: many threads, one tiny chunk each ------------------------------ */
+
+/* 40000 threads, each a chunk with one allocation and its free (about 40
+ * bytes of file each): a reader that gave each thread its whole model (30
+ * KiB of LIFOs, 640 KiB of history) at once wanted 26 GiB for this 1.6 MB
+ * file. Now a thread costs what it uses, within a budget set by the bytes
+ * read: here (V2_BUDGET_BASE 1 MiB + 8 per byte) it runs out, and the
+ * reader says so, having read every event up to there. */
+static void hostile_many_threads(void **state) {
+  (void)state;
+  enum { N = 40000 };
+  v2file v;
+  v2_begin(&v, 0);
+  hh_tr_model *m = hh__tr_model_new();
+  for (uint32_t t = 1; t <= N; t++) {
+    tb_chunk_begin(&v.rows, t, t);
+    tb_alloc(&v.rows, 0, t, 0x1000 + 16 * (uint64_t)(t % 400), 24 + 16 * (t % 400), 0, 0);
+    tb_free(&v.rows, 9, t, 0x1000 + 16 * (uint64_t)(t % 400));
+    hh__tr_model_reset(m); /* each thread starts from nothing */
+    size_t sizes[HH_V2_STREAMS];
+    uint8_t dst[4096];
+    assert_true(hh__tr_transcode_room(v.rows.pl_len) <= sizeof dst);
+    size_t n = hh__tr_transcode(m, v.rows.pl, v.rows.pl_len, dst, sizes);
+    assert_true(n > 0);
+    tb_chunk_begin_untimed(&v.file, t);
+    tb_bytes(&v.file, dst, n);
+    tb_chunk_end(&v.file, HH_CHUNK_RAW);
+    v.rows.pl_len = 0;
+    v.rows.in_chunk = 0;
+  }
+  hh__tr_model_reset(m);
+  assert_true(v.file.len < (size_t)N * 48);
+  char err[256];
+  hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, err, sizeof err);
+  assert_non_null(r);
+  hh_event ev;
+  size_t events = 0;
+  while (hh_reader_next(r, &ev)) events += ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_FREE;
+  assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
+  const char *msg = hh_reader_message(r);
+  if (strstr(msg, "threads' models need") == NULL || strstr(msg, "hostile file?") == NULL)
+    fail_msg("message: %s", msg);
+  /* Read up to the chunk that went over: thousands of threads, in order. */
+  assert_true(events > 2000);
+  assert_true(events < 2 * N);
+  hh_reader_close(r);
+  v2_end(&v);
+  tb_free_all(&v.file);
+}
+
+/* The same threads with a budget they fit in (fewer of them): every event. */
+static void many_threads_within_budget(void **state) {
+  (void)state;
+  enum { N = 1500 };
+  v2file v;
+  v2_begin(&v, 0);
+  hh_tr_model *m = hh__tr_model_new();
+  for (uint32_t t = 1; t <= N; t++) {
+    tb_chunk_begin(&v.rows, t, t);
+    tb_alloc(&v.rows, 0, t, 0x1000 + 16 * (uint64_t)t, 24, 0, 0);
+    tb_free(&v.rows, 9, t, 0x1000 + 16 * (uint64_t)t);
+    tb_alloc(&v.rows, 0, t, 0x1000 + 16 * (uint64_t)t, 24, 0, 0); /* from the LIFO */
+    hh__tr_model_reset(m);
+    size_t sizes[HH_V2_STREAMS];
+    uint8_t dst[4096];
+    size_t n = hh__tr_transcode(m, v.rows.pl, v.rows.pl_len, dst, sizes);
+    assert_true(n > 0);
+    tb_chunk_begin_untimed(&v.file, t);
+    tb_bytes(&v.file, dst, n);
+    tb_chunk_end(&v.file, HH_CHUNK_RAW);
+    v.rows.pl_len = 0;
+    v.rows.in_chunk = 0;
+  }
+  hh__tr_model_reset(m);
+  char err[256];
+  hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, err, sizeof err);
+  assert_non_null(r);
+  hh_event ev;
+  size_t allocs = 0, frees = 0;
+  while (hh_reader_next(r, &ev)) {
+    if (ev.kind == HH_EV_ALLOC) {
+      assert_int_equal(ev.addr, 0x1000 + 16 * (uint64_t)ev.thread);
+      allocs++;
+    }
+    frees += ev.kind == HH_EV_FREE;
+  }
+  if (hh_reader_status(r) != HH_READ_NO_END) fail_msg("%s", hh_reader_message(r));
+  assert_int_equal(allocs, 2 * N);
+  assert_int_equal(frees, N);
+  hh_reader_close(r);
+  v2_end(&v);
+  tb_free_all(&v.file);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(round_trip),
+      cmocka_unit_test(hostile_many_threads),
+      cmocka_unit_test(many_threads_within_budget),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
