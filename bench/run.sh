@@ -203,5 +203,8 @@ cat "$OUTDIR/results.md"
 # ---- 4a. the tracer against heaptrack (BENCH_SKIP=trace skips)
 case " $SKIP " in *" trace "*) ;; *) { printf '\n'; "$SRC/bench/trace_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
 
+# ---- 4b. zstd or lz4 for the trace's chunks (BENCH_SKIP=codec skips)
+case " $SKIP " in *" codec "*) ;; *) { printf '\n'; "$SRC/bench/codec_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
+
 # ---- 4. trace analysis: heaphook report against heaptrack_print (BENCH_SKIP=report skips)
 case " $SKIP " in *" report "*) ;; *) { printf '\n## heaphook report vs heaptrack_print\n\n'; "$SRC/bench/report_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
