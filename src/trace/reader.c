@@ -103,29 +103,25 @@ typedef struct cursor {
 } cursor;
 
 /* What the reader keeps of a thread for its version-2 event chunks
- * (src/trace/model.h): the model's state, with the LIFOs of the size classes
- * it has seen freed only, and the last allocations' addresses and size
- * classes (a ring that grows with them up to HH_V2_RING). A thread costs
- * about a hundred bytes until it frees, so that a file of many tiny chunks
- * of as many threads cannot make the reader take much more memory than the
- * file's size (hostile files; programs of a million short threads). */
+ * (src/trace/model.h): the model's state; the LIFOs of the size classes the
+ * thread has freed, found through a small map from class to LIFO; and the
+ * last allocations' addresses and size classes (a ring that grows with the
+ * thread's allocations up to HH_V2_RING). Nothing is taken before it is
+ * used: a thread costs ~100 bytes, 72 more per size class it frees, 10 per
+ * allocation up to ~640 KiB. So the models grow with what the chunks hold
+ * (like the analysis's live blocks), never by a fixed amount per chunk or
+ * per thread that a file of tiny chunks could multiply. */
 typedef struct v2dec {
   uint64_t seq, prev_addr, prev_stack, next_addr; /* as in hh_v2_state */
-  uint16_t *cls_lifo;                             /* per class: 1 + its LIFO's index, 0 none */
+  uint32_t *cmap; /* open addressing: (class + 1) << 16 | (LIFO index + 1), 0 empty */
+  uint32_t cmap_cap;
   uint64_t (*lifos)[HH_V2_LIFO_DEPTH];
+  uint16_t *lifo_cls; /* the class of each LIFO */
   uint32_t nlifos, lifos_cap;
   uint64_t *ring_addr;
   uint16_t *ring_cls;
   uint32_t ring_cap; /* a power of two, up to HH_V2_RING */
 } v2dec;
-
-/* What the version-2 models may take: this much, plus V2_BYTES_PER_BYTE for
- * each byte of the trace read so far. A file that asks for more is reported
- * as damaged (hostile), not read until memory runs out. */
-#ifndef V2_BUDGET_BASE /* (tests set smaller ones) */
-#define V2_BUDGET_BASE ((uint64_t)64 << 20)
-#define V2_BYTES_PER_BYTE 32u
-#endif
 
 struct hh_reader {
   /* source: a FILE or a memory block */
@@ -187,7 +183,7 @@ struct hh_reader {
   struct hh_merge *merge; /* the merge reading this reader, if any */
 
   v2dec **v2;        /* per thread, in order of first appearance */
-  uint64_t v2_bytes; /* what they hold */
+  uint64_t v2_bytes; /* what they hold (hh_reader_model_bytes) */
   size_t nv2, v2_cap;
   u64map v2_map; /* thread index -> position in v2 */
 };
@@ -340,7 +336,8 @@ void hh_reader_close(hh_reader *r) {
   for (size_t i = 0; i < r->nv2; i++) {
     free(r->v2[i]->ring_addr);
     free(r->v2[i]->ring_cls);
-    free(r->v2[i]->cls_lifo);
+    free(r->v2[i]->cmap);
+    free(r->v2[i]->lifo_cls);
     free(r->v2[i]->lifos);
     free(r->v2[i]);
   }
@@ -374,6 +371,7 @@ uint64_t hh_reader_chunks(const hh_reader *r) { return r->chunks; }
 uint64_t hh_reader_offset(const hh_reader *r) { return r->offset; }
 uint64_t hh_reader_file_size(const hh_reader *r) { return r->file_size; }
 uint64_t hh_reader_end_events(const hh_reader *r) { return r->end_events; }
+uint64_t hh_reader_model_bytes(const hh_reader *r) { return r->v2_bytes; }
 
 /* ---- chunks ----------------------------------------------------------------*/
 
@@ -871,52 +869,61 @@ event_noweight:
  * against the thread's model, which carries over from the thread's previous
  * chunk: they must be decoded once, in file order (the merge does). */
 
-/* Counts bytes about to be taken for the models; false when over budget
- * (the caller reports the chunk as damaged). */
-static bool v2_take(hh_reader *r, uint64_t bytes) {
-  r->v2_bytes += bytes;
-  return r->v2_bytes <= V2_BUDGET_BASE + V2_BYTES_PER_BYTE * (r->offset + 1);
-}
-
-static int v2_over_budget(hh_reader *r, cursor *c) {
-  return damaged(r, c, c->p,
-                 "%zu threads' models need %" PRIu64 " MiB after %" PRIu64 " bytes of trace (hostile file?)",
-                 r->nv2, r->v2_bytes >> 20, r->offset);
-}
-
 static v2dec *v2_model(hh_reader *r, uint32_t thread) {
   uint32_t pos;
   if (u64map_get(&r->v2_map, thread, &pos)) return r->v2[pos];
-  if (!v2_take(r, sizeof(v2dec) + 2 * sizeof(v2dec *))) return NULL;
   if (r->nv2 == r->v2_cap) {
     r->v2_cap = r->v2_cap ? r->v2_cap * 2 : 16;
     r->v2 = xrealloc(r->v2, r->v2_cap * sizeof *r->v2);
   }
   v2dec *m = xcalloc(1, sizeof *m);
+  r->v2_bytes += sizeof *m;
   u64map_put(&r->v2_map, thread, (uint32_t)r->nv2);
   r->v2[r->nv2++] = m;
   return m;
 }
 
-/* The LIFO of size class cls, made when make is set (NULL: none yet, or
- * over budget when make). */
+static inline uint32_t cmap_home(unsigned cls, uint32_t mask) { return (cls * 2654435761u >> 16) & mask; }
+
+static void cmap_put(v2dec *m, unsigned cls, uint32_t index) {
+  uint32_t mask = m->cmap_cap - 1, i = cmap_home(cls, mask);
+  while (m->cmap[i] != 0) i = (i + 1) & mask;
+  m->cmap[i] = (uint32_t)(cls + 1) << 16 | (index + 1);
+}
+
+/* The LIFO of size class cls; made (empty) when make is set, else NULL
+ * when the thread has freed nothing of that class. */
 static uint64_t *v2_lifo(hh_reader *r, v2dec *m, unsigned cls, bool make) {
-  if (m->cls_lifo != NULL && m->cls_lifo[cls] != 0) return m->lifos[m->cls_lifo[cls] - 1];
+  uint32_t want = (uint32_t)(cls + 1) << 16;
+  if (m->cmap_cap) {
+    uint32_t mask = m->cmap_cap - 1;
+    for (uint32_t i = cmap_home(cls, mask);; i = (i + 1) & mask) {
+      uint32_t e = m->cmap[i];
+      if ((e & 0xffff0000u) == want) return m->lifos[(e & 0xffff) - 1];
+      if (e == 0) break;
+    }
+  }
   if (!make) return NULL;
-  if (m->cls_lifo == NULL) {
-    if (!v2_take(r, HH_V2_CLASSES * sizeof *m->cls_lifo)) return NULL;
-    m->cls_lifo = xcalloc(HH_V2_CLASSES, sizeof *m->cls_lifo);
+  if ((m->nlifos + 1) * 2 > m->cmap_cap) { /* at most half full */
+    uint32_t ncap = m->cmap_cap ? m->cmap_cap * 2 : 4;
+    free(m->cmap);
+    m->cmap = xcalloc(ncap, sizeof *m->cmap);
+    r->v2_bytes += (uint64_t)(ncap - m->cmap_cap) * sizeof *m->cmap;
+    m->cmap_cap = ncap;
+    for (uint32_t j = 0; j < m->nlifos; j++) cmap_put(m, m->lifo_cls[j], j);
   }
   if (m->nlifos == m->lifos_cap) {
-    uint32_t ncap = m->lifos_cap ? m->lifos_cap * 2 : 4;
-    if (!v2_take(r, (uint64_t)(ncap - m->lifos_cap) * sizeof *m->lifos)) return NULL;
+    uint32_t ncap = m->lifos_cap ? m->lifos_cap * 2 : 1;
     m->lifos = xrealloc(m->lifos, ncap * sizeof *m->lifos);
+    m->lifo_cls = xrealloc(m->lifo_cls, ncap * sizeof *m->lifo_cls);
+    r->v2_bytes += (uint64_t)(ncap - m->lifos_cap) * (sizeof *m->lifos + sizeof *m->lifo_cls);
     m->lifos_cap = ncap;
   }
-  uint64_t *l = m->lifos[m->nlifos++];
-  memset(l, 0, sizeof *m->lifos);
-  m->cls_lifo[cls] = (uint16_t)m->nlifos;
-  return l;
+  uint32_t j = m->nlifos++;
+  memset(m->lifos[j], 0, sizeof *m->lifos);
+  m->lifo_cls[j] = (uint16_t)cls;
+  cmap_put(m, cls, j);
+  return m->lifos[j];
 }
 
 #define V2_EXHAUSTED(st) \
@@ -957,7 +964,7 @@ static int v2_table(hh_reader *r, cursor *c) {
   }
   c->v2_ready = true;
   c->model = v2_model(r, c->thread);
-  return c->model != NULL ? 0 : v2_over_budget(r, c);
+  return 0;
 }
 
 /* The address of an allocation with address code `code` (fields in WIDE
@@ -991,9 +998,8 @@ static int v2_allocated(hh_reader *r, cursor *c, uint64_t addr, uint64_t size, h
   m->seq++;
   if (m->seq >= m->ring_cap && m->ring_cap < HH_V2_RING) {
     /* Grown before it wraps: allocation n stays at n & (cap - 1). */
-    uint32_t ncap = m->ring_cap ? m->ring_cap * 2 : 16;
-    if (!v2_take(r, (uint64_t)(ncap - m->ring_cap) * (sizeof *m->ring_addr + sizeof *m->ring_cls)))
-      return v2_over_budget(r, c);
+    uint32_t ncap = m->ring_cap ? m->ring_cap * 2 : 4;
+    r->v2_bytes += (uint64_t)(ncap - m->ring_cap) * (sizeof *m->ring_addr + sizeof *m->ring_cls);
     m->ring_addr = xrealloc(m->ring_addr, ncap * sizeof *m->ring_addr);
     m->ring_cls = xrealloc(m->ring_cls, ncap * sizeof *m->ring_cls);
     m->ring_cap = ncap;
@@ -1020,9 +1026,7 @@ static int v2_freed(hh_reader *r, cursor *c, bool push, uint64_t *out) {
     uint64_t at = (m->seq - k + 1) & (m->ring_cap - 1);
     *out = m->ring_addr[at];
     if (push) {
-      uint64_t *l = v2_lifo(r, m, m->ring_cls[at], true);
-      if (l == NULL) return v2_over_budget(r, c);
-      hh_v2_lifo_push(l, *out);
+      hh_v2_lifo_push(v2_lifo(r, m, m->ring_cls[at], true), *out);
     }
   }
   m->prev_addr = *out;

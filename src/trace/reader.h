@@ -143,6 +143,10 @@ uint64_t hh_reader_chunks(const hh_reader *r);     /* complete chunks read */
 uint64_t hh_reader_offset(const hh_reader *r);     /* file bytes consumed */
 uint64_t hh_reader_file_size(const hh_reader *r);  /* at open; 0 if unknown */
 uint64_t hh_reader_end_events(const hh_reader *r); /* END's count; 0 before END */
+/* Bytes the reader holds for decoding version-2 event chunks (the threads'
+ * models): they grow with the allocations and size classes the chunks hold,
+ * not with the number of chunks or threads. */
+uint64_t hh_reader_model_bytes(const hh_reader *r);
 
 /* ---- tables ----------------------------------------------------------------*/
 size_t hh_reader_stack_count(const hh_reader *r);

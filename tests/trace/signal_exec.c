@@ -4,12 +4,22 @@
  * in the tracer's start-up, in markers, in stack interning and in flushes;
  * the handler execs argv[1] (with argv[2...]). Before the fix the exec
  * wrapper waited for the tracer's locks, held by the interrupted code on the
- * same thread, and the program hung (7 runs in 12). Prints nothing: the
- * exec'd program's output tells that the run went through. */
+ * same thread, and the program hung (7 runs in 12).
+ *
+ * `signal_exec fork PROGRAM...`: the main thread forks in a loop instead
+ * (the child exits at once), so that signals land between the tracer's fork
+ * handlers, which hold its locks across fork(); the first fix hung there
+ * every time.
+ *
+ * Prints nothing: the exec'd program's output tells that the run went
+ * through. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,8 +52,9 @@ __attribute__((noinline)) static void *deep(int depth, size_t size) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) return 2;
-  target = argv + 1;
+  bool forking = argc > 1 && strcmp(argv[1], "fork") == 0;
+  if (argc < 2 + forking) return 2;
+  target = argv + 1 + forking;
   main_thread = pthread_self();
   signal(SIGUSR1, on_signal);
   pthread_t t;
@@ -51,5 +62,10 @@ int main(int argc, char **argv) {
   for (unsigned long i = 0;; i++) {
     free(deep((int)(i % 200), i % 1000));
     if (i % 16 == 0) hh_marker("loop");
+    if (forking) {
+      pid_t pid = fork();
+      if (pid == 0) _exit(0);
+      if (pid > 0) waitpid(pid, NULL, 0);
+    }
   }
 }

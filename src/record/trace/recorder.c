@@ -461,10 +461,17 @@ static void trace_on_realloc(const hh_event *ev, void *slot) {
 
 /* ---- thread exit, fork, stop ------------------------------------------------------ */
 
+/* Set while this thread holds the tracer's locks outside the hook (between
+ * the fork handlers, in its exit's flush): an exec from a signal handler
+ * there must not wait for them (hh__trace_before_exec). */
+static __thread bool t_locked_outside_hook __attribute__((tls_model("initial-exec")));
+
 static void on_thread_exit(void *arg) {
   tstate *ts = arg;
   if (ts == NULL || ts != tls_ts) return;
+  t_locked_outside_hook = true;
   if (atomic_load(&hh__tr_active)) flush_thread(ts);
+  t_locked_outside_hook = false;
   /* The state stays (late frees of this thread land in it); its memory
    * goes back until then. */
   madvise(ts->buf, BUF_CAP, MADV_DONTNEED);
@@ -494,6 +501,7 @@ static void write_all_own_locked(tstate *ts) {
 /* The parent's buffer is written before the fork: a child that execs at
  * once leaves the parent's trace whole up to the fork. */
 static void at_prepare(void) {
+  t_locked_outside_hook = true; /* until at_parent or at_child */
   pthread_mutex_lock(&write_lock);
   if (atomic_load(&hh__tr_active)) write_all_own_locked(tls_ts);
   pthread_mutex_lock(&q_lock);
@@ -503,9 +511,10 @@ static void at_parent(void) {
   hh__tr_writer_parent();
   pthread_mutex_unlock(&q_lock);
   pthread_mutex_unlock(&write_lock);
+  t_locked_outside_hook = false;
 }
 
-static void at_child(void) {
+static void child_restart(void) {
   hh__tr_writer_child();
   /* No writer here (threads do not survive fork); the parent's queue is
    * the parent's to write. */
@@ -548,15 +557,22 @@ static void at_child(void) {
   }
 }
 
+static void at_child(void) {
+  child_restart();
+  t_locked_outside_hook = false; /* the locks are made anew by now */
+}
+
 /* Exec replaces the image and ends every thread: the queue (older) and then
  * this thread's buffer are written here, by this thread, before exec returns
  * control to the kernel - no waiting on the writer, no writer started in a
  * forked child that is about to exec. The other threads' buffers are lost
- * with them, as they would be at exit from _exit. The caller has made sure
- * this thread holds none of the tracer's locks (it was not interrupted
- * inside the tracer). */
+ * with them, as they would be at exit from _exit. Skipped (the buffer lost
+ * rather than the program hung) when the exec comes from a signal handler
+ * that interrupted this thread while it held the tracer's locks: inside the
+ * hook (the caller checks), between the fork handlers, in its exit's flush. */
 void hh__trace_before_exec(void) {
-  if (!atomic_load(&hh__tr_active) || (pid_t)syscall(SYS_getpid) != owner_pid) return;
+  if (!atomic_load(&hh__tr_active) || (pid_t)syscall(SYS_getpid) != owner_pid || t_locked_outside_hook)
+    return;
   pthread_mutex_lock(&write_lock);
   write_all_own_locked(tls_ts);
   pthread_mutex_unlock(&write_lock);
