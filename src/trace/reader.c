@@ -3,8 +3,12 @@
  *
  * Every length read from the file is checked against what is left before it
  * is used; sizes are capped by HH_CHUNK_MAX_DECODED (chunks) or by the bytes
- * of the chunk that holds them (strings, segment and argument counts), so a
- * hostile file costs at most memory proportional to its own size. */
+ * of the chunk that holds them (strings, segment and argument counts). What
+ * the reader keeps grows with what the chunks define and hold (stacks,
+ * threads, modules; the format-2 thread models, up to ~640 KiB for a thread
+ * that allocated 65,536 times), i.e. with the decoded bytes, never with a
+ * length field taken on trust; zstd can make a file far smaller than that
+ * (200 threads of 65,536 allocations: an 18 KB file, 125 MiB of models). */
 #define _GNU_SOURCE
 #include "trace/reader.h"
 #include "trace/model.h"
@@ -877,7 +881,7 @@ static v2dec *v2_model(hh_reader *r, uint32_t thread) {
     r->v2 = xrealloc(r->v2, r->v2_cap * sizeof *r->v2);
   }
   v2dec *m = xcalloc(1, sizeof *m);
-  r->v2_bytes += sizeof *m;
+  r->v2_bytes += sizeof *m + sizeof *r->v2 + sizeof(uint64_t) + sizeof(uint32_t); /* + its map entry */
   u64map_put(&r->v2_map, thread, (uint32_t)r->nv2);
   r->v2[r->nv2++] = m;
   return m;

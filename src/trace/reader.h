@@ -4,17 +4,20 @@
  *
  * Memory is bounded by what a trace defines, not by how many events it
  * holds: one decoded chunk (at most HH_CHUNK_MAX_DECODED) plus, for the
- * merge, a read-ahead window; and the tables that records build and that
- * stay valid for the reader's life: stacks (a trie, one node per distinct
- * stack suffix), threads, modules, marker names, the command line.
+ * merge, a read-ahead window; the tables that records build and that stay
+ * valid for the reader's life: stacks (a trie, one node per distinct stack
+ * suffix), threads, modules, marker names, the command line; and for
+ * format-2 traces each thread's model (10 bytes per allocation up to
+ * 65,536 of them, ~75 bytes per size class it frees: hh_reader_model_bytes).
  *
  * Errors come in kinds (hh_read_status). Opening refuses what is not a
  * readable trace with a one-line message. While reading, a trace that stops
  * mid-chunk is "cut short", one whose bytes are wrong is "damaged", one that
  * ends between chunks but without an END record has "no end"; in every case
  * the events before the problem have been delivered and hh_reader_message
- * says what happened. Hostile input never makes the reader crash, hang or
- * allocate more than the caps above. */
+ * says what happened. Hostile input never makes the reader crash or hang,
+ * nor take memory for a length it has not seen the bytes of; what it keeps
+ * grows with the decoded content, which zstd lets a small file make large. */
 #ifndef HH_TRACE_READER_H
 #define HH_TRACE_READER_H
 

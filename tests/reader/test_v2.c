@@ -291,6 +291,49 @@ static void hostile_many_threads(void **state) {
   tb_free_all(&v.file);
 }
 
+/* What the models may take, and no more: 20 threads of 65,536 allocations
+ * each (one zstd chunk per thread, a few hundred bytes of file) hold each
+ * thread's whole history, ~10 bytes per allocation: the ceiling the
+ * documentation gives. */
+static void full_histories(void **state) {
+  (void)state;
+  enum { N = 20, ALLOCS = 65536 };
+  v2file v;
+  v2_begin(&v, 0);
+  hh_tr_model *m = hh__tr_model_new();
+  for (uint32_t t = 1; t <= N; t++) {
+    tb_chunk_begin(&v.rows, t, t);
+    for (uint64_t i = 0; i < ALLOCS; i++) tb_alloc(&v.rows, 0, t, 0x10000000ull * t + 32 * i, 16, 0, 0);
+    hh__tr_model_reset(m); /* each thread starts from nothing */
+    size_t sizes[HH_V2_STREAMS];
+    uint8_t *dst = malloc(hh__tr_transcode_room(v.rows.pl_len));
+    size_t n = hh__tr_transcode(m, v.rows.pl, v.rows.pl_len, dst, sizes);
+    assert_true(n > 0);
+    tb_chunk_begin_untimed(&v.file, t);
+    tb_bytes(&v.file, dst, n);
+    tb_chunk_end(&v.file, HH_CHUNK_ZSTD);
+    free(dst);
+    v.rows.pl_len = 0;
+    v.rows.in_chunk = 0;
+  }
+  hh__tr_model_reset(m);
+  assert_true(v.file.len < (size_t)N * 2048);
+  char err[256];
+  hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, err, sizeof err);
+  assert_non_null(r);
+  hh_event ev;
+  size_t allocs = 0;
+  while (hh_reader_next(r, &ev)) allocs += ev.kind == HH_EV_ALLOC;
+  if (hh_reader_status(r) != HH_READ_NO_END) fail_msg("%s", hh_reader_message(r));
+  assert_int_equal(allocs, (size_t)N * ALLOCS);
+  uint64_t bytes = hh_reader_model_bytes(r);
+  if (bytes < (uint64_t)N * ALLOCS * 10 || bytes > (uint64_t)N * (ALLOCS * 10 + 1024))
+    fail_msg("the models hold %lu bytes for %d threads of %d allocations", (unsigned long)bytes, N, ALLOCS);
+  hh_reader_close(r);
+  v2_end(&v);
+  tb_free_all(&v.file);
+}
+
 /* Many threads that reuse freed blocks through their LIFOs, many size
  * classes in one thread (the class map grows): every address right. */
 static void many_threads_many_classes(void **state) {
@@ -350,6 +393,7 @@ int main(void) {
       cmocka_unit_test(round_trip),
       cmocka_unit_test(hostile_many_threads),
       cmocka_unit_test(many_threads_many_classes),
+      cmocka_unit_test(full_histories),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

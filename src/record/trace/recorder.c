@@ -465,13 +465,17 @@ static void trace_on_realloc(const hh_event *ev, void *slot) {
  * the fork handlers, in its exit's flush): an exec from a signal handler
  * there must not wait for them (hh__trace_before_exec). */
 static __thread bool t_locked_outside_hook __attribute__((tls_model("initial-exec")));
+/* Its value before at_prepare (a signal handler may fork while the thread's
+ * exit flush runs), given back by at_parent and at_child. */
+static __thread bool t_locked_before_fork __attribute__((tls_model("initial-exec")));
 
 static void on_thread_exit(void *arg) {
   tstate *ts = arg;
   if (ts == NULL || ts != tls_ts) return;
+  bool was = t_locked_outside_hook;
   t_locked_outside_hook = true;
   if (atomic_load(&hh__tr_active)) flush_thread(ts);
-  t_locked_outside_hook = false;
+  t_locked_outside_hook = was;
   /* The state stays (late frees of this thread land in it); its memory
    * goes back until then. */
   madvise(ts->buf, BUF_CAP, MADV_DONTNEED);
@@ -501,6 +505,7 @@ static void write_all_own_locked(tstate *ts) {
 /* The parent's buffer is written before the fork: a child that execs at
  * once leaves the parent's trace whole up to the fork. */
 static void at_prepare(void) {
+  t_locked_before_fork = t_locked_outside_hook;
   t_locked_outside_hook = true; /* until at_parent or at_child */
   pthread_mutex_lock(&write_lock);
   if (atomic_load(&hh__tr_active)) write_all_own_locked(tls_ts);
@@ -511,7 +516,7 @@ static void at_parent(void) {
   hh__tr_writer_parent();
   pthread_mutex_unlock(&q_lock);
   pthread_mutex_unlock(&write_lock);
-  t_locked_outside_hook = false;
+  t_locked_outside_hook = t_locked_before_fork;
 }
 
 static void child_restart(void) {
@@ -559,7 +564,7 @@ static void child_restart(void) {
 
 static void at_child(void) {
   child_restart();
-  t_locked_outside_hook = false; /* the locks are made anew by now */
+  t_locked_outside_hook = t_locked_before_fork; /* the fork handlers' locks are made anew by now */
 }
 
 /* Exec replaces the image and ends every thread: the queue (older) and then
