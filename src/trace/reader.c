@@ -111,8 +111,8 @@ typedef struct cursor {
  * thread has freed, found through a small map from class to LIFO; and the
  * last allocations' addresses and size classes (a ring that grows with the
  * thread's allocations up to HH_V2_RING). Nothing is taken before it is
- * used: a thread costs ~100 bytes, 72 more per size class it frees, 10 per
- * allocation up to ~640 KiB. So the models grow with what the chunks hold
+ * used: a thread costs ~150 bytes, ~75-150 more per size class it frees, 10
+ * per allocation up to ~640 KiB. So the models grow with what the chunks hold
  * (like the analysis's live blocks), never by a fixed amount per chunk or
  * per thread that a file of tiny chunks could multiply. */
 typedef struct v2dec {
@@ -1029,9 +1029,7 @@ static int v2_freed(hh_reader *r, cursor *c, bool push, uint64_t *out) {
                      m->seq < HH_V2_RING ? m->seq : (uint64_t)HH_V2_RING);
     uint64_t at = (m->seq - k + 1) & (m->ring_cap - 1);
     *out = m->ring_addr[at];
-    if (push) {
-      hh_v2_lifo_push(v2_lifo(r, m, m->ring_cls[at], true), *out);
-    }
+    if (push) hh_v2_lifo_push(v2_lifo(r, m, m->ring_cls[at], true), *out);
   }
   m->prev_addr = *out;
   return 0;

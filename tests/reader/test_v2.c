@@ -55,20 +55,33 @@ static void rows_begin(v2file *v, uint32_t thread, uint64_t base_time) {
   tb_chunk_begin(&v->rows, thread, base_time);
 }
 
-/* The buffer transcoded into a v2 chunk of the file. */
-static void rows_end(v2file *v) {
-  uint32_t t = v->rows_thread;
-  if (v->model[t] == NULL) v->model[t] = hh__tr_model_new();
+/* The buffer (rows of thread t) transcoded with model m into a v2 chunk of
+ * the file, stored with encoding enc. */
+static void emit_chunk(v2file *v, hh_tr_model *m, uint32_t t, uint32_t enc) {
   size_t sizes[HH_V2_STREAMS];
   uint8_t *dst = malloc(hh__tr_transcode_room(v->rows.pl_len));
-  size_t n = hh__tr_transcode(v->model[t], v->rows.pl, v->rows.pl_len, dst, sizes);
+  size_t n = hh__tr_transcode(m, v->rows.pl, v->rows.pl_len, dst, sizes);
   assert_true(n > 0);
   tb_chunk_begin_untimed(&v->file, t);
   tb_bytes(&v->file, dst, n);
-  tb_chunk_end(&v->file, HH_CHUNK_ZSTD);
+  tb_chunk_end(&v->file, enc);
   free(dst);
   v->rows.pl_len = 0;
   v->rows.in_chunk = 0;
+}
+
+/* The buffer as a chunk of its thread, whose model carries over. */
+static void rows_end(v2file *v) {
+  uint32_t t = v->rows_thread;
+  if (v->model[t] == NULL) v->model[t] = hh__tr_model_new();
+  emit_chunk(v, v->model[t], t, HH_CHUNK_ZSTD);
+}
+
+/* The buffer as the only chunk of a thread that starts from nothing (the
+ * tests of many threads share one model, reset for each). */
+static void rows_end_fresh(v2file *v, hh_tr_model *m, uint32_t enc) {
+  hh__tr_model_reset(m);
+  emit_chunk(v, m, v->rows_thread, enc);
 }
 
 static void v2_end(v2file *v) {
@@ -259,20 +272,10 @@ static void hostile_many_threads(void **state) {
   v2_begin(&v, 0);
   hh_tr_model *m = hh__tr_model_new();
   for (uint32_t t = 1; t <= N; t++) {
-    tb_chunk_begin(&v.rows, t, t);
+    rows_begin(&v, t, t);
     tb_alloc(&v.rows, 0, t, 0x1000 + 16 * (uint64_t)(t % 400), 24 + 16 * (t % 400), 0, 0);
     tb_free(&v.rows, 9, t, 0x1000 + 16 * (uint64_t)(t % 400));
-    hh__tr_model_reset(m); /* each thread starts from nothing */
-    size_t sizes[HH_V2_STREAMS];
-    uint8_t dst[4096];
-    assert_true(hh__tr_transcode_room(v.rows.pl_len) <= sizeof dst);
-    size_t n = hh__tr_transcode(m, v.rows.pl, v.rows.pl_len, dst, sizes);
-    assert_true(n > 0);
-    tb_chunk_begin_untimed(&v.file, t);
-    tb_bytes(&v.file, dst, n);
-    tb_chunk_end(&v.file, HH_CHUNK_RAW);
-    v.rows.pl_len = 0;
-    v.rows.in_chunk = 0;
+    rows_end_fresh(&v, m, HH_CHUNK_RAW);
   }
   hh__tr_model_reset(m);
   assert_true(v.file.len < (size_t)N * 48);
@@ -302,19 +305,9 @@ static void full_histories(void **state) {
   v2_begin(&v, 0);
   hh_tr_model *m = hh__tr_model_new();
   for (uint32_t t = 1; t <= N; t++) {
-    tb_chunk_begin(&v.rows, t, t);
+    rows_begin(&v, t, t);
     for (uint64_t i = 0; i < ALLOCS; i++) tb_alloc(&v.rows, 0, t, 0x10000000ull * t + 32 * i, 16, 0, 0);
-    hh__tr_model_reset(m); /* each thread starts from nothing */
-    size_t sizes[HH_V2_STREAMS];
-    uint8_t *dst = malloc(hh__tr_transcode_room(v.rows.pl_len));
-    size_t n = hh__tr_transcode(m, v.rows.pl, v.rows.pl_len, dst, sizes);
-    assert_true(n > 0);
-    tb_chunk_begin_untimed(&v.file, t);
-    tb_bytes(&v.file, dst, n);
-    tb_chunk_end(&v.file, HH_CHUNK_ZSTD);
-    free(dst);
-    v.rows.pl_len = 0;
-    v.rows.in_chunk = 0;
+    rows_end_fresh(&v, m, HH_CHUNK_ZSTD);
   }
   hh__tr_model_reset(m);
   assert_true(v.file.len < (size_t)N * 2048);
@@ -343,7 +336,7 @@ static void many_threads_many_classes(void **state) {
   v2_begin(&v, 0);
   hh_tr_model *m = hh__tr_model_new();
   for (uint32_t t = 1; t <= N; t++) {
-    tb_chunk_begin(&v.rows, t, t);
+    rows_begin(&v, t, t);
     unsigned k = t == 1 ? CLASSES : 1;
     for (unsigned c = 0; c < k; c++) {
       uint64_t a = 0x100000 * (uint64_t)t + 0x1000 * (uint64_t)c, size = 24 + 16 * (uint64_t)c;
@@ -354,17 +347,7 @@ static void many_threads_many_classes(void **state) {
       uint64_t a = 0x100000 * (uint64_t)t + 0x1000 * (uint64_t)c, size = 24 + 16 * (uint64_t)c;
       tb_alloc(&v.rows, 0, t, a, size, 0, 0);
     }
-    hh__tr_model_reset(m);
-    size_t sizes[HH_V2_STREAMS];
-    uint8_t *dst = malloc(hh__tr_transcode_room(v.rows.pl_len));
-    size_t n = hh__tr_transcode(m, v.rows.pl, v.rows.pl_len, dst, sizes);
-    assert_true(n > 0);
-    tb_chunk_begin_untimed(&v.file, t);
-    tb_bytes(&v.file, dst, n);
-    tb_chunk_end(&v.file, HH_CHUNK_RAW);
-    free(dst);
-    v.rows.pl_len = 0;
-    v.rows.in_chunk = 0;
+    rows_end_fresh(&v, m, HH_CHUNK_RAW);
   }
   hh__tr_model_reset(m);
   char err[256];

@@ -174,7 +174,7 @@ static void freed(hh_tr_model *m, out *o, uint64_t addr, bool push) {
     map_remove(m, i);
     if (seq <= s->seq && s->seq - seq < HH_V2_RING) {
       k = s->seq - seq + 1;
-      if (push && addr != 0) hh_v2_lifo_push(s->lifo[cls], addr);
+      if (push) hh_v2_lifo_push(s->lifo[cls], addr); /* (never 0: map_find does not find 0) */
     }
   }
   put16(o, HH_V2_REF_LO, k);
