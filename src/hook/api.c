@@ -64,15 +64,14 @@ static void tell_call(hh_fn fn) {
     if (hh__rt.n_on_call != 0 && recording()) tell_call(fn); \
   } while (0)
 
-/* After an allocation (recording): the recorders of every event, then,
- * when the sampler picked the block (weight != 0, drawn before the
- * allocation: see alloc_block), the set of sampled blocks and the sampled
- * recorders. */
-static void note_alloc(hh_fn fn, void *user, size_t size, size_t align, uint64_t weight) {
-  hh_event ev = {
-      .fn = fn, .ptr = user, .size = size, .align = align > HH_MIN_ALIGN ? align : 0, .weight = weight};
+/* After an allocation (recording): the recorders of every event, then the
+ * sampler and, when it samples the block, the sampled recorders. */
+static void note_alloc(hh_fn fn, void *user, size_t size, size_t align) {
+  hh_event ev = {.fn = fn, .ptr = user, .size = size, .align = align > HH_MIN_ALIGN ? align : 0};
   tell(&hh__rt.on_alloc, &ev, user);
-  if (likely(weight == 0)) return;
+  if (hh__rt.sample_period == 0) return;
+  ev.weight = hh__sample_take(size);
+  if (likely(ev.weight == 0)) return;
   hh__sample_note(user);
   tell(&hh__rt.sampled_alloc, &ev, user);
 }
@@ -122,24 +121,18 @@ static void *alloc_block(hh_fn fn, size_t size, size_t align, bool zero) {
   if (unlikely(!hh__start())) return hh__bootstrap_alloc(size, align);
   const hh_allocator *a = hh__rt.alloc;
   size_t prefix = hh__rt.prefix;
-  /* The sampler decides first: a sampled block is allocated at least as
-   * large as the fast path's size gate (sample.h); the program, the event
-   * and the weight still see size. */
-  bool rec = recording();
-  uint64_t weight = rec && hh__rt.sample_period != 0 ? hh__sample_take(size) : 0;
-  size_t asked = weight != 0 ? hh__sample_gated_size(size) : size;
   void *user;
   if (likely(prefix == 0)) {
-    user = zero ? a_alloc_zeroed(asked) : a->alloc(asked, align);
+    user = zero ? a_alloc_zeroed(size) : a->alloc(size, align);
     if (unlikely(user == NULL)) return fail(ENOMEM);
   } else {
     size_t lead = align > HH_MIN_ALIGN ? (prefix + align - 1) & ~(align - 1) : prefix;
     if (lead / 16 > UINT32_MAX) return fail(ENOMEM);
     char *base;
     if (zero && align <= HH_MIN_ALIGN) {
-      base = a_alloc_zeroed(asked + lead);
+      base = a_alloc_zeroed(size + lead);
     } else {
-      base = a->alloc(asked + lead, align);
+      base = a->alloc(size + lead, align);
       if (zero && base != NULL) memset(base + lead, 0, size);
     }
     if (unlikely(base == NULL)) return fail(ENOMEM);
@@ -148,7 +141,7 @@ static void *alloc_block(hh_fn fn, size_t size, size_t align, bool zero) {
     h->lead16 = (uint32_t)(lead / 16);
     h->magic = HH_BLOCK_MAGIC;
   }
-  if (rec) note_alloc(fn, user, size, align, weight);
+  if (recording()) note_alloc(fn, user, size, align);
   return user;
 }
 
@@ -303,7 +296,7 @@ static void *resize_own(hh_fn fn, void *ptr, size_t size) {
     tell(&hh__rt.on_realloc_begin, &ev, ptr);
     if (sampled) tell(&hh__rt.sampled_realloc_begin, &ev, ptr);
   }
-  void *user = a_realloc(base_of(ptr), (ev.new_sampled ? hh__sample_gated_size(size) : size) + prefix);
+  void *user = a_realloc(base_of(ptr), size + prefix);
   if (unlikely(user == NULL)) {
     if (forgot) hh__sample_note(ptr); /* still live */
     return fail(ENOMEM);

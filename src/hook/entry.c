@@ -42,7 +42,7 @@ EXPORT void *malloc(size_t size) {
 
 EXPORT void free(void *ptr) {
   int p = path();
-  if (likely(p == HH_PATH_LIBC) || (p == HH_PATH_SAMPLED && !hh__sample_maybe_gated(ptr))) {
+  if (likely(p == HH_PATH_LIBC) || (p == HH_PATH_SAMPLED && !hh__sample_maybe(ptr))) {
     if (likely(!hh__bootstrap_owns(ptr))) __libc_free(ptr);
     return;
   }
@@ -62,7 +62,7 @@ EXPORT void *calloc(size_t nmemb, size_t size) {
 EXPORT void *realloc(void *ptr, size_t size) {
   int p = path();
   if (likely(p == HH_PATH_LIBC) ||
-      (p == HH_PATH_SAMPLED && !hh__sample_maybe_gated(ptr) && !hh__bootstrap_owns(ptr) && unsampled(size))) {
+      (p == HH_PATH_SAMPLED && !hh__sample_maybe(ptr) && !hh__bootstrap_owns(ptr) && unsampled(size))) {
     if (likely(!hh__bootstrap_owns(ptr))) return __libc_realloc(ptr, size);
   }
   NOTE_CFA();

@@ -160,12 +160,8 @@ bool hh__start_slow(void) {
   hh__in_hook = true;
   start_up();
   hh__in_hook = false;
-  int path = test_setup ? HH_PATH_HOOK : choose_path();
-  /* The gate before any block is sampled: the fast path's frees rely on
-   * every sampled block being at least that large. */
-  if (path == HH_PATH_SAMPLED) atomic_store(&hh__fast.sample_gate, hh__sample_gate_for(hh__rt.sample_period));
   atomic_store_explicit(&hh__state, HH_READY, memory_order_release);
-  if (!test_setup) atomic_store_explicit(&hh__fast.path, path, memory_order_release);
+  if (!test_setup) atomic_store_explicit(&hh__fast.path, choose_path(), memory_order_release);
   errno = saved;
   return true;
 }

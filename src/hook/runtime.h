@@ -63,7 +63,6 @@ enum { HH_PATH_HOOK, HH_PATH_LIBC, HH_PATH_SAMPLED };
 typedef struct hh_fast {
   atomic_int path;                 /* HH_PATH_* */
   _Atomic uintptr_t sample_filter; /* the sampler's filter (sample.h) */
-  _Atomic size_t sample_gate;      /* the sampler's size gate (sample.h) */
 } hh_fast;
 extern hh_fast hh__fast __attribute__((visibility("hidden")));
 extern atomic_int hh__state;

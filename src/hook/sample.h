@@ -17,20 +17,8 @@
  * changed under the sampler's lock, says how many), so a clear bit proves
  * the block was not sampled and a set one sends the free to the exact set
  * of addresses. It starts at 4096 bits (512 bytes, which stay in the
- * cache) and grows fourfold whenever the live samples exceed 1/16 of its
- * bits, so at most ~6% of the frees it sees are sent on.
- *
- * On the fast path (glibc's allocator, entry.c) a size gate comes first:
- * every sampled block is allocated at least gate bytes large (the bytes
- * asked for, and so the recorded size and weight, are unchanged), so a free
- * whose glibc chunk is smaller is not a sampled block's, and only the others
- * read the filter. The chunk's size word sits just before the block, in the
- * cache line glibc's free loads anyway; the filter's random lines are the
- * ones a program that streams through its heap evicts. The gate is
- * period / 128 up to 4 KiB: a small block is sampled with probability
- * ~size / period, so the rounding costs at most ~1/128 of the small blocks'
- * bytes; at 512 KiB, blocks under 4 KiB (90% of a typical heap's frees)
- * never read the filter. */
+ * cache: every free reads it) and grows fourfold whenever the live samples
+ * exceed 1/16 of its bits, so at most ~6% of the frees are sent on. */
 #ifndef HH_HOOK_SAMPLE_H
 #define HH_HOOK_SAMPLE_H
 
@@ -58,29 +46,6 @@ static inline bool hh__sample_maybe(const void *ptr) {
   const _Atomic uint64_t *map = (const _Atomic uint64_t *)(f & ~(uintptr_t)63);
   uint64_t h = hh__sample_hash(ptr, (unsigned)(f & 63));
   return (atomic_load_explicit(&map[h >> 6], memory_order_relaxed) >> (h & 63)) & 1;
-}
-
-/* The size gate for a period (bytes): period / 128, a multiple of 16, at
- * most 4096; 0 (no gate) below 2 KiB. */
-static inline size_t hh__sample_gate_for(uint64_t period) {
-  uint64_t g = period / 128 & ~(uint64_t)15;
-  return g > 4096 ? 4096 : (size_t)g;
-}
-
-/* hh__sample_maybe behind the size gate, for the fast path: ptr is NULL, a
- * bootstrap block (whose 16-byte header has 0 there) or glibc's, so the
- * word before it is readable and, for glibc's, the chunk size with its flag
- * bits (which do not change a comparison with a multiple of 16). */
-static inline bool hh__sample_maybe_gated(const void *ptr) {
-  if (ptr == NULL) return false;
-  size_t chunk = ((const size_t *)ptr)[-1];
-  return chunk >= atomic_load_explicit(&hh__fast.sample_gate, memory_order_relaxed) && hh__sample_maybe(ptr);
-}
-
-/* The bytes to ask the allocator for a sampled block of size bytes. */
-static inline size_t hh__sample_gated_size(size_t size) {
-  size_t gate = atomic_load_explicit(&hh__fast.sample_gate, memory_order_relaxed);
-  return size < gate ? gate : size;
 }
 
 /* True, with size counted down, when an allocation of size bytes is not

@@ -270,30 +270,6 @@ assert len(site) == 1 and site[0]["allocations"] == 8000000, site
 assert site[0]["bytes"] == 128000000 and site[0]["leaked_blocks"] == 0, site
 PY
     ;;
-  sample_gate)
-    # Sampled at 256 KiB on glibc, the fast path's frees look up the filter
-    # only for chunks of 2 KiB and more (the size gate): the sampled blocks,
-    # all smaller here, must be allocated at least that large, or their
-    # frees go unrecorded. The program's output is the same as without
-    # heaphook; every sampled block is freed once in the trace, and no free
-    # or realloc names a block that was not sampled.
-    "$HH_SAMPLE_GATE" >plain.out || fail "without heaphook: exit status $?"
-    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=256K HEAPHOOK_OUTPUT="$dir/g.%p.hhtrace" \
-      "$HH_SAMPLE_GATE" >out 2>err || fail "exit status $?: $(cat err)"
-    cmp -s plain.out out || fail "output $(cat out), without heaphook $(cat plain.out)"
-    "$HH_DUMP" -a "$(one_file "$dir/g.*.hhtrace")" >g.txt || fail "trace_dump -a: $(head -1 g.txt)"
-    status_ok g.txt
-    res=$(awk '
-      function val(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
-      /^alloc / { n++; live[val("ptr")] = 1 }
-      /^realloc / { n++; o = val("old"); if (!(o in live)) bad++; delete live[o]; live[val("ptr")] = 1 }
-      /^free / { p = val("ptr"); if (!(p in live)) bad++; delete live[p] }
-      END { for (p in live) kept++; print n + 0, bad + 0, kept + 0 }' g.txt)
-    set -- $res
-    [ "$1" -ge 100 ] || fail "only $1 samples of ~60 MB at 256 KiB"
-    [ "$2" = 0 ] || fail "$2 frees or reallocs of blocks not sampled (or freed twice)"
-    [ "$3" = 0 ] || fail "$3 sampled blocks never freed in the trace (the program frees all)"
-    ;;
   sigkill)
     LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/k.%p.hhtrace" "$HH_KNOWN" spin >out 2>err &
     pid=$!
