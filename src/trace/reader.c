@@ -154,6 +154,11 @@ struct hh_reader {
   uint8_t *decoded;
   size_t decoded_cap;
   ZSTD_DCtx *dctx;
+  /* read_chunk leaves a compressed chunk of a program thread compressed (the
+   * merge decompresses it when its queue reaches it): set by the merge. */
+  bool defer_unpack;
+  bool deferred;          /* the last chunk read was left compressed ... */
+  uint32_t deferred_size; /* ... and decompresses to this many bytes */
 
   /* file-order iteration */
   cursor cur;
@@ -454,6 +459,19 @@ static int read_chunk(hh_reader *r, cursor *c) {
   (void)sum;
 #endif
   const uint8_t *payload = r->stored;
+  r->deferred = r->defer_unpack && enc == HH_CHUNK_ZSTD && thread != 0;
+  if (r->deferred) {
+    r->deferred_size = decoded;
+    memset(c, 0, sizeof *c);
+    c->start = c->p = r->stored;
+    c->end = r->stored + stored;
+    c->chunk_offset = off;
+    c->chunk_no = r->chunks;
+    c->thread = thread;
+    c->v2 = r->hdr.version >= 2;
+    r->chunks++;
+    return 1;
+  }
   if (enc == HH_CHUNK_ZSTD) {
     ensure_cap(&r->decoded, &r->decoded_cap, decoded);
     size_t n = ZSTD_decompressDCtx(r->dctx, r->decoded, decoded, r->stored, stored);
@@ -1223,10 +1241,12 @@ int hh_reader_command(const hh_reader *r, const char *const **argv, const char *
 typedef struct mchunk {
   struct mchunk *next;
   uint8_t *data;
-  size_t cap;   /* of data */
-  size_t len;   /* what is decoded (cut at damage) */
-  size_t alloc; /* what counts in the window */
-  bool lazy;    /* decoded once, in PASS_LAZY */
+  size_t cap;        /* of data */
+  size_t len;        /* what is decoded (cut at damage) */
+  size_t alloc;      /* what counts in the window */
+  bool lazy;         /* decoded once, in PASS_LAZY */
+  bool packed;       /* data is still compressed (unpack() decompresses it) */
+  uint32_t unpacked; /* its decoded size, while packed */
   cursor cur;
 } mchunk;
 
@@ -1264,24 +1284,65 @@ hh_merge *hh_merge_new(hh_reader *r, size_t window_bytes) {
   m->r = r;
   m->window = window_bytes ? window_bytes : (size_t)64 << 20;
   r->merge = m;
+  r->defer_unpack = true;
   return m;
+}
+
+static void spare_put(hh_merge *m, uint8_t *data, size_t cap) {
+  if (data && m->nspare < MERGE_SPARE && cap <= ((size_t)1 << 20)) {
+    m->spare[m->nspare].data = data;
+    m->spare[m->nspare].cap = cap;
+    m->nspare++;
+  } else {
+    free(data);
+  }
 }
 
 static void mchunk_free(hh_merge *m, mchunk *k) {
   m->buffered -= k->alloc;
-  if (k->data && m->nspare < MERGE_SPARE && k->cap <= ((size_t)1 << 20)) {
-    m->spare[m->nspare].data = k->data;
-    m->spare[m->nspare].cap = k->cap;
-    m->nspare++;
-  } else {
-    free(k->data);
-  }
+  spare_put(m, k->data, k->cap);
   free(k);
+}
+
+/* Decompresses a chunk read compressed (read_chunk, defer_unpack), when its
+ * queue reaches it: the payload is then decoded while it is in the cache,
+ * and the read-ahead window holds compressed bytes. Returns false, with the
+ * damage told as reading in file order would, when it does not decompress. */
+static bool unpack(hh_merge *m, mchunk *k) {
+  hh_reader *r = m->r;
+  uint8_t *buf = NULL;
+  size_t cap = 0;
+  if (m->nspare) {
+    m->nspare--;
+    buf = m->spare[m->nspare].data;
+    cap = m->spare[m->nspare].cap;
+  }
+  ensure_cap(&buf, &cap, k->unpacked);
+  size_t n = ZSTD_decompressDCtx(r->dctx, buf, k->unpacked, k->data, k->len);
+  if (ZSTD_isError(n) || n != k->unpacked) {
+    set_damage(r, k->cur.chunk_no,
+               "trace damaged at byte offset %" PRIu64 ": chunk %" PRIu64 " does not decompress (%s)",
+               k->cur.chunk_offset, k->cur.chunk_no,
+               ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong decoded size");
+    spare_put(m, buf, cap);
+    return false;
+  }
+  spare_put(m, k->data, k->cap);
+  k->data = buf;
+  k->cap = cap;
+  k->len = n;
+  k->packed = false;
+  k->cur.start = k->cur.p = buf;
+  k->cur.end = buf + n;
+  return true;
 }
 
 void hh_merge_free(hh_merge *m) {
   if (!m) return;
-  if (m->r->merge == m) m->r->merge = NULL;
+  if (m->r->merge == m) {
+    m->r->merge = NULL;
+    m->r->defer_unpack = false;
+  }
   for (size_t i = 0; i < m->nqueues; i++) {
     for (mchunk *k = m->queues[i]->head, *n; k; k = n) {
       n = k->next;
@@ -1347,7 +1408,8 @@ static void queue_pop_head(hh_merge *m, tqueue *q) {
 static bool queue_advance(hh_merge *m, tqueue *q) {
   while (q->head) {
     mchunk *k = q->head;
-    int rc = decode(m->r, &k->cur, &q->next, k->lazy ? PASS_LAZY : PASS_EVENTS);
+    int rc =
+        k->packed && !unpack(m, k) ? -1 : decode(m->r, &k->cur, &q->next, k->lazy ? PASS_LAZY : PASS_EVENTS);
     if (rc == 1) return true;
     if (rc == 0) continue;
     if (rc < 0) { /* damage in a lazy chunk (eager ones were validated before) */
@@ -1411,6 +1473,11 @@ static bool merge_catch_up(hh_merge *m, uint64_t chunk_no) {
     if (!first) return any;
     any = true;
     first->lazy = false;
+    if (first->packed && !unpack(m, first)) {
+      if (!m->drop || first->cur.chunk_no < m->drop_after) m->drop_after = first->cur.chunk_no;
+      m->drop = true;
+      continue;
+    }
     cursor c = first->cur;
     hh_event tmp;
     for (;;) {
@@ -1492,6 +1559,8 @@ static mchunk *merge_read(hh_merge *m) {
   k->cur.end = k->data + k->len;
   k->alloc = k->len;
   k->lazy = c.thread != 0;
+  k->packed = r->deferred;
+  k->unpacked = r->deferred_size;
   m->buffered += k->alloc;
   return k;
 }

@@ -642,6 +642,56 @@ static void test_damaged_chunk_headers(void **state) {
   tb_free_all(&b);
 }
 
+/* The merge leaves program threads' compressed chunks compressed until
+ * their turn comes (the read-ahead window then holds compressed bytes); a
+ * chunk that does not decompress must still be reported as reading in file
+ * order reports it, with the same events before it. */
+static void test_merge_damage_in_deferred_chunk(void **state) {
+  (void)state;
+  tb b;
+  build_small(&b, HH_CHUNK_ZSTD);
+  /* the third chunk: thread 2's */
+  size_t off = HH_TRACE_HEADER_BYTES;
+  for (int i = 0; i < 2; i++) {
+    uint32_t stored;
+    memcpy(&stored, b.buf + off + 8, 4);
+    off += HH_CHUNK_HEADER_BYTES + stored;
+  }
+  uint32_t thread, decoded;
+  memcpy(&thread, b.buf + off + 20, 4);
+  memcpy(&decoded, b.buf + off + 12, 4);
+  assert_int_equal(thread, 2);
+  const uint32_t sizes[] = {3, decoded + 1};
+  for (size_t i = 0; i < 2; i++) {
+    uint8_t *copy = malloc(b.len);
+    memcpy(copy, b.buf, b.len);
+    put32(copy + off + 12, sizes[i]);
+    hh_reader *r = hh_reader_open_mem(copy, b.len, NULL, 0);
+    evlist *file = read_all(r);
+    char want[320];
+    snprintf(want, sizeof want, "%s", hh_reader_message(r));
+    assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
+    assert_non_null(strstr(want, "chunk 2 does not decompress"));
+    hh_reader_close(r);
+    r = hh_reader_open_mem(copy, b.len, NULL, 0);
+    evlist *merged = merge_all(r, 0);
+    assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
+    assert_string_equal(hh_reader_message(r), want);
+    /* thread 1's four events, in both orders; nothing of thread 2 */
+    assert_int_equal(
+        count_kind(file, HH_EV_ALLOC) + count_kind(file, HH_EV_REALLOC) + count_kind(file, HH_EV_FREE), 4);
+    assert_int_equal(
+        count_kind(merged, HH_EV_ALLOC) + count_kind(merged, HH_EV_REALLOC) + count_kind(merged, HH_EV_FREE),
+        4);
+    for (size_t j = 0; j < merged->n; j++) assert_int_not_equal(merged->ev[j].thread, 2);
+    free(file);
+    free(merged);
+    hh_reader_close(r);
+    free(copy);
+  }
+  tb_free_all(&b);
+}
+
 /* Stack ids that are not 1, 2, 3...: the index map takes over. */
 static void test_sparse_stack_ids(void **state) {
   (void)state;
@@ -779,6 +829,7 @@ int main(void) {
       cmocka_unit_test(test_flipped_bits_zstd),
       cmocka_unit_test(test_damaged_records),
       cmocka_unit_test(test_damaged_chunk_headers),
+      cmocka_unit_test(test_merge_damage_in_deferred_chunk),
       cmocka_unit_test(test_sparse_stack_ids),
       cmocka_unit_test(test_sampled_weights_and_clock),
       cmocka_unit_test(test_modules_epochs_and_renames),
