@@ -1,8 +1,12 @@
 /* Opening, analysing and symbolizing a trace (load.h). */
 #include "load.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -29,6 +33,76 @@ static char *command_line(const hh_reader *r, const char *path, bool *recorded) 
   return s;
 }
 
+/* ---- symbols while the analysis runs --------------------------------------
+ * Opening a module's debug information is the slow part of symbolizing
+ * (libdw decompresses whole sections: ~40 ms for glibc's separate debug
+ * file), and it used to start only when the analysis was done. A thread of
+ * its own now reads the trace's first chunk with a reader of its own and
+ * symbolizes the return addresses of the stacks defined there, which opens
+ * the modules they are in; the symbolizer is handed over when the analysis
+ * ends (the thread stops at its next address when asked) and goes on with
+ * the main reader if its modules are that reader's first ones, in the same
+ * order (hh_sym_agrees; otherwise a fresh one is used). Results are cached by
+ * address and module, so a lookup made with the first chunk's knowledge is
+ * the one made later. */
+typedef struct warm {
+  const char *path;
+  hh_symbolizer *sym;
+  atomic_bool stop;
+  char **said; /* its warnings, told after the analysis (stderr may show the progress bar meanwhile) */
+  size_t nsaid;
+} warm;
+
+static void warm_warn(void *arg, const char *message) {
+  warm *w = arg;
+  char **said = realloc(w->said, (w->nsaid + 1) * sizeof *said);
+  char *copy = strdup(message);
+  if (said) w->said = said;
+  if (said && copy)
+    w->said[w->nsaid++] = copy;
+  else
+    free(copy);
+}
+
+/* Ends the warm-up. The symbolizer is kept when its modules are the
+ * reader's first ones; its warnings are then told (else the fresh one made
+ * instead gives its own). */
+static hh_symbolizer *warm_end(warm *w, pthread_t thread, const hh_reader *r, const hh_load_options *opt) {
+  atomic_store(&w->stop, true);
+  pthread_join(thread, NULL);
+  bool keep = r && hh_sym_agrees(w->sym, r);
+  for (size_t i = 0; i < w->nsaid; i++) {
+    if (keep && opt->warn) opt->warn(opt->warn_arg, w->said[i]);
+    if (keep && !opt->warn) fprintf(stderr, "heaphook: warning: %s\n", w->said[i]);
+    free(w->said[i]);
+  }
+  free(w->said);
+  if (!keep) {
+    hh_sym_free(w->sym);
+    return NULL;
+  }
+  hh_sym_set_warn(w->sym, opt->warn, opt->warn_arg);
+  return w->sym;
+}
+
+static void *warm_main(void *arg) {
+  warm *w = arg;
+  hh_reader *r = hh_reader_open(w->path, NULL, 0);
+  if (!r) return NULL;
+  hh_event ev;
+  while (!atomic_load_explicit(&w->stop, memory_order_relaxed) && hh_reader_chunks(r) <= 1 &&
+         hh_reader_next(r, &ev)) {
+    if (ev.kind != HH_EV_STACK) continue;
+    const hh_stack_node *node = hh_reader_stack(r, ev.u.stack.id);
+    if (!node) continue;
+    hh_sym_sync(w->sym, r);
+    const hh_frame *frames;
+    hh_sym_ip(w->sym, node->ip, node->epoch, &frames);
+  }
+  hh_reader_close(r);
+  return NULL;
+}
+
 int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_loaded *out) {
   memset(out, 0, sizeof *out);
   out->reader = hh_cli_open_trace(cmd, path);
@@ -48,7 +122,19 @@ int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_lo
     }
     aopt.progress_after = v;
   }
-  if (hh_analyze(out->reader, &aopt, &out->analysis, err, sizeof err) != 0) {
+  /* Only a regular file can be read twice. */
+  struct stat st;
+  warm w = {.path = path};
+  pthread_t warm_thread;
+  bool warming = false;
+  if ((opt->symbols || opt->profile) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+    w.sym = hh_sym_new(warm_warn, &w);
+    warming = pthread_create(&warm_thread, NULL, warm_main, &w) == 0;
+    if (!warming) hh_sym_free(w.sym);
+  }
+  int rc = hh_analyze(out->reader, &aopt, &out->analysis, err, sizeof err);
+  if (warming) out->sym = warm_end(&w, warm_thread, rc == 0 ? out->reader : NULL, opt);
+  if (rc != 0) {
     hh_cli_error(cmd, "%s", err);
     hh_loaded_free(out);
     return HH_EXIT_FAIL;
@@ -57,7 +143,7 @@ int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_lo
   out->command = command_line(out->reader, path, &out->has_command);
   if (!out->command) goto oom;
   if (opt->symbols || opt->profile) {
-    out->sym = hh_sym_new(opt->warn, opt->warn_arg);
+    if (!out->sym) out->sym = hh_sym_new(opt->warn, opt->warn_arg);
     hh_sym_sync(out->sym, out->reader);
   }
   if (opt->profile && hh_profile_build(&out->profile, out->analysis, hh_loaded_stack_frames, out) != 0)

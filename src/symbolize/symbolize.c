@@ -80,6 +80,11 @@ hh_symbolizer *hh_sym_new(hh_sym_warn_fn warn_fn, void *arg) {
   return s;
 }
 
+void hh_sym_set_warn(hh_symbolizer *s, hh_sym_warn_fn warn_fn, void *arg) {
+  s->warn = warn_fn;
+  s->warn_arg = arg;
+}
+
 void hh_sym_free(hh_symbolizer *s) {
   if (!s) return;
   for (size_t i = 0; i < s->nmodules; i++) {
@@ -174,6 +179,23 @@ void hh_sym_sync(hh_symbolizer *s, const hh_reader *r) {
   /* unloads seen since: epochs of modules already added */
   for (size_t i = 0; i < n && i < s->nmodules; i++)
     s->modules[i].unload_epoch = hh_reader_module(r, i)->unload_epoch;
+}
+
+static bool same_string(const char *a, const char *b) { return strcmp(a, b ? b : "") == 0; }
+
+bool hh_sym_agrees(const hh_symbolizer *s, const hh_reader *r) {
+  if (s->synced > hh_reader_module_count(r) || s->synced != s->nmodules) return false;
+  for (size_t i = 0; i < s->synced; i++) {
+    const smodule *m = &s->modules[i];
+    const hh_trace_module *tm = hh_reader_module(r, i);
+    if (m->base != tm->base || m->load_epoch != tm->load_epoch || m->nsegments != tm->nsegments ||
+        !same_string(m->path, tm->path) || !same_string(m->build_id, tm->build_id))
+      return false;
+    for (uint32_t j = 0; j < m->nsegments; j++)
+      if (m->segments[j].start != tm->segments[j].start || m->segments[j].size != tm->segments[j].size)
+        return false;
+  }
+  return true;
 }
 
 static bool module_has(const smodule *m, uint64_t ip) {

@@ -46,6 +46,8 @@ typedef struct hh_frame {
 typedef void (*hh_sym_warn_fn)(void *arg, const char *message);
 
 hh_symbolizer *hh_sym_new(hh_sym_warn_fn warn, void *arg);
+/* Where the warnings go from now on. */
+void hh_sym_set_warn(hh_symbolizer *s, hh_sym_warn_fn warn, void *arg);
 void hh_sym_free(hh_symbolizer *s);
 
 /* Adds a module (the symbolizer copies what it keeps). */
@@ -53,6 +55,11 @@ void hh_sym_add_module(hh_symbolizer *s, const hh_trace_module *m);
 /* Adds the reader's modules not added yet (call it after reading, or as
  * reading goes). */
 void hh_sym_sync(hh_symbolizer *s, const hh_reader *r);
+
+/* Whether the modules s has taken from a reader are, in order, the first
+ * modules of r: a symbolizer warmed up with another reader of the same
+ * trace (hh_load) may then go on with r. */
+bool hh_sym_agrees(const hh_symbolizer *s, const hh_reader *r);
 
 /* The frames at return address ip, innermost first: the functions inlined
  * there, then the function that contains it; always at least one frame.

@@ -155,6 +155,25 @@ WANT
     expect_rc 1 $? "dump of a damaged trace"
     expect_in err "heaphook dump: trace damaged at byte offset "
     ;;
+  report_changed_binary)
+    # The report opens the trace's modules while the analysis runs (a
+    # second reader, cli/load.c): a binary rebuilt since the recording is
+    # still told once, on stderr, in the report's words.
+    cp "$prog" ./prog
+    ./prog >/dev/null 2>&1 # runs as is
+    "$hh" run -o t.hhtrace -- ./prog 2>/dev/null || fail "run"
+    "$hh" report t.hhtrace >before 2>err0
+    expect_rc 0 $? "report"
+    expect_in before "alloc_small (known_allocs.c:16)"
+    [ -s err0 ] && fail "warnings before the rebuild: $(cat err0)"
+    printf 'int main(void) { return 0; }\n' >other.c
+    cc -g -o ./prog other.c || fail "cc"
+    "$hh" report t.hhtrace >after 2>err
+    expect_rc 0 $? "report of a changed binary"
+    [ "$(grep -c 'has changed since the recording' err)" = 1 ] || fail "want one warning, got: $(cat err)"
+    expect_in err "heaphook report: warning: $work/prog has changed since the recording (build-id differs)"
+    grep -q "alloc_small" after && fail "symbols from the wrong binary"
+    ;;
   *)
     echo "unknown case $case_name" >&2
     exit 2

@@ -257,6 +257,65 @@ static void test_stack_folding_through_reader(void **state) {
   tb_free_all(&b);
 }
 
+/* A trace of this program's modules, the first two swapped when asked. */
+static void build_modules_trace(tb *b, bool swap) {
+  tb_init(b, HH_TRACE_FLAG_STACKS, 1000000000u);
+  tb_chunk_begin(b, 0, 0);
+  for (unsigned k = 0; k < nmodules; k++) {
+    unsigned i = swap && k < 2 && nmodules > 1 ? 1 - k : k;
+    tb_module(b, modules[i].base, modules[i].path, modules[i].build_id, modules[i].nseg, modules[i].segs);
+  }
+  tb_stack(b, 1, 0, (uint64_t)(uintptr_t)sym_plain_caller());
+  tb_end(b, 1, 0);
+  tb_chunk_end(b, HH_CHUNK_ZSTD);
+}
+
+static hh_reader *read_whole(const tb *b) {
+  hh_reader *r = hh_reader_open_mem(b->buf, b->len, NULL, 0);
+  hh_event ev;
+  while (hh_reader_next(r, &ev)) {
+  }
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
+  return r;
+}
+
+/* hh_load warms a symbolizer up with a reader of its own, then goes on with
+ * the analysis's reader only when the modules agree, in order. */
+static void test_symbolizer_agrees_with_reader(void **state) {
+  (void)state;
+  assert_true(nmodules > 1);
+  tb same, swapped;
+  build_modules_trace(&same, false);
+  build_modules_trace(&swapped, true);
+  hh_reader *r1 = read_whole(&same), *r2 = read_whole(&same), *r3 = read_whole(&swapped);
+  hh_symbolizer *s = hh_sym_new(on_warn, NULL);
+  assert_true(hh_sym_agrees(s, r3)); /* nothing taken yet */
+  hh_sym_sync(s, r1);
+  const hh_frame *f;
+  hh_sym_ip(s, (uint64_t)(uintptr_t)sym_plain_caller(), UINT32_MAX, &f);
+  assert_true(hh_sym_agrees(s, r2));
+  assert_false(hh_sym_agrees(s, r3));
+  /* ... and the symbols it cached are those a fresh one finds */
+  hh_symbolizer *fresh = hh_sym_new(on_warn, NULL);
+  const hh_frame *a[8], *b[8];
+  assert_int_equal(hh_sym_stack(s, r2, 1, HH_SYM_FOLD, a, 8), hh_sym_stack(fresh, r2, 1, HH_SYM_FOLD, b, 8));
+  assert_string_equal(a[0]->function, b[0]->function);
+  assert_int_equal(a[0]->line, b[0]->line);
+  expect_frame(a[0], "sym_plain_caller", "sym_target.c", sym_plain_line);
+  /* modules added by hand, not from a reader: no agreement claimed */
+  hh_symbolizer *by_hand = hh_sym_new(on_warn, NULL);
+  add_all(by_hand, NULL);
+  assert_false(hh_sym_agrees(by_hand, r2));
+  hh_sym_free(by_hand);
+  hh_sym_free(fresh);
+  hh_sym_free(s);
+  hh_reader_close(r1);
+  hh_reader_close(r2);
+  hh_reader_close(r3);
+  tb_free_all(&same);
+  tb_free_all(&swapped);
+}
+
 static void test_allocator_names(void **state) {
   (void)state;
   assert_true(hh_sym_is_allocator_function("malloc"));
@@ -280,6 +339,7 @@ int main(void) {
       cmocka_unit_test(test_unknown_address),
       cmocka_unit_test(test_changed_binary_reported_once),
       cmocka_unit_test(test_stack_folding_through_reader),
+      cmocka_unit_test(test_symbolizer_agrees_with_reader),
       cmocka_unit_test(test_allocator_names),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
