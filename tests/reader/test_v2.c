@@ -328,7 +328,8 @@ static void full_histories(void **state) {
 }
 
 /* Many threads that reuse freed blocks through their LIFOs, many size
- * classes in one thread (the class map grows): every address right. */
+ * classes in one thread (the class map grows, then gives way to the direct
+ * index past 32 classes): every address right. */
 static void many_threads_many_classes(void **state) {
   (void)state;
   enum { N = 1500, CLASSES = 300 };
