@@ -1302,7 +1302,8 @@ struct hh_merge {
   mchunk *def; /* the chunk being looked at first */
   bool exhausted, end_given;
   uint64_t last_time, late;
-  bool drop; /* damage found lazily: drop chunks after drop_after */
+  bool pending; /* heap[0]'s next event is to be decoded (see "runs") */
+  bool drop;    /* damage found lazily: drop chunks after drop_after */
   uint64_t drop_after;
   struct {
     uint8_t *data;
@@ -1437,11 +1438,10 @@ static void queue_pop_head(hh_merge *m, tqueue *q) {
 
 /* Decodes the queue's next timed event into q->next; returns false when the
  * queue has none buffered (its chunks are freed as they are used up). */
-static bool queue_advance(hh_merge *m, tqueue *q) {
+static bool queue_advance_into(hh_merge *m, tqueue *q, hh_event *out) {
   while (q->head) {
     mchunk *k = q->head;
-    int rc =
-        k->packed && !unpack(m, k) ? -1 : decode(m->r, &k->cur, &q->next, k->lazy ? PASS_LAZY : PASS_EVENTS);
+    int rc = k->packed && !unpack(m, k) ? -1 : decode(m->r, &k->cur, out, k->lazy ? PASS_LAZY : PASS_EVENTS);
     if (rc == 1) return true;
     if (rc == 0) continue;
     if (rc < 0) { /* damage in a lazy chunk (eager ones were validated before) */
@@ -1453,6 +1453,54 @@ static bool queue_advance(hh_merge *m, tqueue *q) {
     queue_pop_head(m, q); /* 2: used up */
   }
   return false;
+}
+
+static bool queue_advance(hh_merge *m, tqueue *q) { return queue_advance_into(m, q, &q->next); }
+
+/* ---- runs ------------------------------------------------------------------
+ * After the heap's first queue has handed its event out, its next one is
+ * decoded on the following call, straight into the caller's event: while it
+ * still comes before the next events of the other queues (the root's
+ * children), it is handed out as is, with no copy and no sift (a trace of
+ * one thread is one long run). m->pending: heap[0]'s `next` is used up. */
+static inline bool ev_before(const hh_event *e, uint32_t thread, const tqueue *b) {
+  if (e->time != b->next.time) return e->time < b->next.time;
+  int ra = free_rank(e), rb = free_rank(&b->next);
+  return ra < rb || (ra == rb && thread < b->thread);
+}
+
+/* heap[0]'s next event, into its `next` as usual. */
+static void pending_resolve(hh_merge *m) {
+  m->pending = false;
+  tqueue *q = m->heap[0];
+  if (queue_advance(m, q)) {
+    heap_sift_down(m, 0);
+  } else {
+    q->in_heap = false;
+    m->heap[0] = m->heap[--m->nheap];
+    if (m->nheap) heap_sift_down(m, 0);
+  }
+}
+
+/* heap[0]'s next event, into out: 1 when it is the merge's next event too
+ * (still pending), else 0 with the heap in order again. */
+static int pending_next(hh_merge *m, hh_event *out) {
+  m->pending = false;
+  tqueue *q = m->heap[0];
+  if (!queue_advance_into(m, q, out)) {
+    q->in_heap = false;
+    m->heap[0] = m->heap[--m->nheap];
+    if (m->nheap) heap_sift_down(m, 0);
+    return 0;
+  }
+  if (!m->drop && (m->nheap < 2 || ev_before(out, q->thread, m->heap[1])) &&
+      (m->nheap < 3 || ev_before(out, q->thread, m->heap[2]))) {
+    m->pending = true;
+    return 1;
+  }
+  q->next = *out;
+  heap_sift_down(m, 0);
+  return 0;
 }
 
 /* After damage found lazily in chunk drop_after: nothing after it in the
@@ -1601,9 +1649,29 @@ static inline bool timed_kind(hh_ev_kind k) {
   return k == HH_EV_ALLOC || k == HH_EV_FREE || k == HH_EV_REALLOC || k == HH_EV_RSS || k == HH_EV_MARKER;
 }
 
+static inline void note_time(hh_merge *m, const hh_event *ev) {
+  if (timed_kind(ev->kind)) {
+    if (ev->time < m->last_time)
+      m->late++;
+    else
+      m->last_time = ev->time;
+  }
+}
+
 int hh_merge_next(hh_merge *m, hh_event *ev) {
   hh_reader *r = m->r;
   for (;;) {
+    if (m->pending) {
+      /* nothing else to do first (damage, definitions, read-ahead): the run goes on */
+      if (!m->drop && !m->def && (m->exhausted || m->buffered >= m->window)) {
+        if (pending_next(m, ev)) {
+          note_time(m, ev);
+          return 1;
+        }
+        continue;
+      }
+      pending_resolve(m);
+    }
     if (m->drop) merge_drop(m);
     if (m->def) {
       cursor *c = &m->def->cur;
@@ -1642,21 +1710,9 @@ int hh_merge_next(hh_merge *m, hh_event *ev) {
       continue;
     }
     if (m->nheap) {
-      tqueue *q = m->heap[0];
-      *ev = q->next;
-      if (timed_kind(ev->kind)) {
-        if (ev->time < m->last_time)
-          m->late++;
-        else
-          m->last_time = ev->time;
-      }
-      if (queue_advance(m, q)) {
-        heap_sift_down(m, 0);
-      } else {
-        q->in_heap = false;
-        m->heap[0] = m->heap[--m->nheap];
-        if (m->nheap) heap_sift_down(m, 0);
-      }
+      *ev = m->heap[0]->next;
+      note_time(m, ev);
+      m->pending = true;
       return 1;
     }
     if (r->seen_end && !m->end_given && (r->status == HH_READ_OK || r->end_chunk < r->status_chunk)) {
