@@ -2,6 +2,7 @@
  * (trace_builder.h): round trips of every record, header refusals, a trace
  * cut at every byte, flipped bytes, hostile lengths, the stack trie, the
  * time-ordered merge. Run under ASan + UBSan. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -303,6 +304,95 @@ static void test_merge_interleaved_chunks(void **state) {
   while (hh_merge_next(m, &ev)) n++;
   assert_int_equal(n, 24);
   assert_true(hh_merge_late(m) > 0);
+  hh_merge_free(m);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
+/* Four threads whose events interleave in time, with many equal times, in
+ * chunks of 50 written round-robin: the merge's order is exactly that of a
+ * naive merge (each step takes, among the threads' next events, the
+ * earliest; equal times: frees first, then the lower thread), each thread's
+ * events in their order. The merge hands runs of one thread out without its
+ * heap (reader.c, "runs"): every run here is broken by another thread. */
+typedef struct want_ev {
+  uint64_t time, addr;
+  uint32_t thread;
+  hh_ev_kind kind;
+} want_ev;
+
+static bool want_before(const want_ev *a, const want_ev *b) {
+  if (a->time != b->time) return a->time < b->time;
+  int ra = a->kind == HH_EV_ALLOC, rb = b->kind == HH_EV_ALLOC;
+  return ra < rb || (ra == rb && a->thread < b->thread);
+}
+
+static void test_merge_runs_match_a_naive_merge(void **state) {
+  (void)state;
+  enum { THREADS = 4, PER = 400, CHUNK = 50 };
+  static want_ev per[THREADS * PER], want[THREADS * PER];
+  size_t n = 0;
+  uint64_t rng = 88172645463325252ull;
+  for (uint32_t t = 1; t <= THREADS; t++) {
+    uint64_t time = 0, live[PER];
+    size_t nlive = 0;
+    for (uint32_t i = 0; i < PER; i++) {
+      rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+      time += rng % 3; /* equal times are common */
+      bool do_free = nlive > 0 && (rng >> 8) % 2;
+      want_ev *w = &per[n++];
+      *w = (want_ev){time, 0, t, do_free ? HH_EV_FREE : HH_EV_ALLOC};
+      w->addr = do_free ? live[--nlive] : 0x100000ull * t + 0x100 * i;
+      if (!do_free) live[nlive++] = w->addr;
+    }
+  }
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  for (uint32_t c = 0; c < PER / CHUNK; c++) {
+    for (uint32_t t = 1; t <= THREADS; t++) {
+      const want_ev *w = &per[(t - 1) * PER + c * CHUNK];
+      tb_chunk_begin(&b, t, w[0].time);
+      for (uint32_t i = 0; i < CHUNK; i++) {
+        if (w[i].kind == HH_EV_FREE)
+          tb_free(&b, 9, w[i].time, w[i].addr);
+        else
+          tb_alloc(&b, 0, w[i].time, w[i].addr, 16, 0, 0);
+      }
+      tb_chunk_end(&b, c % 2 ? HH_CHUNK_ZSTD : HH_CHUNK_RAW);
+    }
+  }
+  tb_chunk_begin(&b, 0, 100000);
+  tb_end(&b, 100000, THREADS * PER);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  size_t next[THREADS] = {0};
+  for (size_t k = 0; k < n; k++) {
+    const want_ev *best = NULL;
+    uint32_t bt = 0;
+    for (uint32_t t = 0; t < THREADS; t++) {
+      const want_ev *w = next[t] < PER ? &per[t * PER + next[t]] : NULL;
+      if (w && (!best || want_before(w, best))) best = w, bt = t;
+    }
+    want[k] = *best;
+    next[bt]++;
+  }
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  hh_merge *m = hh_merge_new(r, 0);
+  hh_event ev;
+  size_t got = 0;
+  while (hh_merge_next(m, &ev)) {
+    if (ev.kind != HH_EV_ALLOC && ev.kind != HH_EV_FREE) continue;
+    assert_true(got < n);
+    if (ev.thread != want[got].thread || ev.time != want[got].time || ev.kind != want[got].kind ||
+        ev.addr != want[got].addr)
+      fail_msg("event %zu: thread %u t=%" PRIu64 " %s %#" PRIx64 ", want thread %u t=%" PRIu64
+               " %s %#" PRIx64,
+               got, ev.thread, ev.time, hh_ev_kind_name(ev.kind), ev.addr, want[got].thread, want[got].time,
+               hh_ev_kind_name(want[got].kind), want[got].addr);
+    got++;
+  }
+  assert_int_equal(got, n);
+  assert_int_equal(hh_merge_late(m), 0);
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
   hh_merge_free(m);
   hh_reader_close(r);
   tb_free_all(&b);
@@ -821,6 +911,7 @@ int main(void) {
       cmocka_unit_test(test_merge_orders_by_time_then_thread),
       cmocka_unit_test(test_merge_puts_frees_first_among_equal_times),
       cmocka_unit_test(test_merge_interleaved_chunks),
+      cmocka_unit_test(test_merge_runs_match_a_naive_merge),
       cmocka_unit_test(test_header_refusals),
       cmocka_unit_test(test_header_only_has_no_end),
       cmocka_unit_test(test_cut_at_every_byte_raw),
