@@ -91,16 +91,15 @@ typedef struct block {
   uint32_t count; /* estimated blocks it stands for (1 unless sampled) */
 } block;
 
-/* Open addressing with linear probing; the keys (addresses) have an array
- * of their own so that probes stay within a few cache lines, and the
- * table is kept at most a third full: a probe then nearly always ends at
+/* Open addressing with linear probing over the blocks themselves (32 bytes,
+ * the address the key, 0 for an empty slot: one cache line per probe), and
+ * the table kept at most a third full: a probe then nearly always ends at
  * its first or second slot. At half full (the first choice) the probe
  * loops' exits were mispredicted often enough to cost ~25% of the whole
  * report on the churn benchmark (0.70 -> 0.56 s of CPU, 10M events,
- * docs/benchmarks.md); the price is 3-6 slots of 40 bytes per live block. */
+ * docs/benchmarks.md); the price is 3-6 slots of 32 bytes per live block. */
 typedef struct block_table {
-  uint64_t *keys; /* 0: empty slot */
-  block *slots;   /* slots[i] is keys[i]'s block */
+  block *slots;
   size_t cap, n;
 } block_table;
 
@@ -114,7 +113,7 @@ static inline size_t slot_of(uint64_t a, size_t mask) {
 /* A hint: the slot where addr's probe will start (consume() issues it a few
  * events ahead, so that the probe finds its cache line loaded). */
 static inline void table_prefetch(const block_table *t, uint64_t addr) {
-  if (t->cap) __builtin_prefetch(&t->keys[slot_of(addr, t->cap - 1)]);
+  if (t->cap) __builtin_prefetch(&t->slots[slot_of(addr, t->cap - 1)]);
 }
 
 static void table_insert_new(block_table *t, const block *b);
@@ -122,12 +121,10 @@ static void table_insert_new(block_table *t, const block *b);
 static void table_grow(block_table *t) {
   block_table old = *t;
   t->cap = old.cap ? old.cap * 2 : 4096;
-  t->keys = xcalloc(t->cap, sizeof *t->keys);
   t->slots = xcalloc(t->cap, sizeof *t->slots);
   t->n = 0;
   for (size_t i = 0; i < old.cap; i++)
-    if (old.keys[i]) table_insert_new(t, &old.slots[i]);
-  free(old.keys);
+    if (old.slots[i].addr) table_insert_new(t, &old.slots[i]);
   free(old.slots);
 }
 
@@ -135,8 +132,7 @@ static void table_grow(block_table *t) {
 static void table_insert_new(block_table *t, const block *b) {
   if ((t->n + 1) * 3 > t->cap) table_grow(t);
   size_t mask = t->cap - 1, i = slot_of(b->addr, mask);
-  while (t->keys[i]) i = (i + 1) & mask;
-  t->keys[i] = b->addr;
+  while (t->slots[i].addr) i = (i + 1) & mask;
   t->slots[i] = *b;
   t->n++;
 }
@@ -146,7 +142,7 @@ static inline block *table_find(const block_table *t, uint64_t addr) {
   if (!t->cap || !addr) return NULL;
   size_t mask = t->cap - 1, i = slot_of(addr, mask);
   for (;;) {
-    uint64_t k = t->keys[i];
+    uint64_t k = t->slots[i].addr;
     if (k == addr) return &t->slots[i];
     if (!k) return NULL;
     i = (i + 1) & mask;
@@ -156,15 +152,14 @@ static inline block *table_find(const block_table *t, uint64_t addr) {
 static void table_remove(block_table *t, block *b) {
   size_t mask = t->cap - 1, i = (size_t)(b - t->slots);
   t->n--;
-  for (size_t j = (i + 1) & mask; t->keys[j]; j = (j + 1) & mask) {
-    size_t home = slot_of(t->keys[j], mask);
+  for (size_t j = (i + 1) & mask; t->slots[j].addr; j = (j + 1) & mask) {
+    size_t home = slot_of(t->slots[j].addr, mask);
     if (((j - home) & mask) >= ((j - i) & mask)) {
-      t->keys[i] = t->keys[j];
       t->slots[i] = t->slots[j];
       i = j;
     }
   }
-  t->keys[i] = 0;
+  t->slots[i].addr = 0;
 }
 
 /* ---- accumulators --------------------------------------------------------- */
@@ -643,7 +638,6 @@ static void state_free(state *s) {
   free(s->smap_vals);
   free(s->threads);
   free(s->thread_index);
-  free(s->live.keys);
   free(s->live.slots);
   free(s->grave);
 }
@@ -781,12 +775,12 @@ int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, c
   if (s.want_blocks) {
     size_t nb = s.ngrave;
     for (size_t i = 0; i < s.live.cap; i++)
-      if (s.live.keys[i] && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal)) nb++;
+      if (s.live.slots[i].addr && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal)) nb++;
     a->peak_block_list = xcalloc(nb, sizeof *a->peak_block_list);
     if (s.ngrave) memcpy(a->peak_block_list, s.grave, s.ngrave * sizeof *s.grave);
     a->npeak_blocks = s.ngrave;
     for (size_t i = 0; i < s.live.cap; i++)
-      if (s.live.keys[i] && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal))
+      if (s.live.slots[i].addr && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal))
         a->peak_block_list[a->npeak_blocks++] = (hh_live_block){s.live.slots[i].addr, s.live.slots[i].bytes};
     qsort(a->peak_block_list, a->npeak_blocks, sizeof *a->peak_block_list, cmp_block);
   }
