@@ -1,6 +1,6 @@
 /* Format version 2's event model: what the writer and the reader of a
  * thread's event chunks both keep, so that an event is written as what the
- * reader cannot guess (docs/trace-format.md, "Event chunks, version 2").
+ * reader cannot guess (docs/trace-format.md, "Event chunks, versions 2 and 3").
  *
  * - A free names its block by distance in the thread's allocation history
  *   (1: the thread's latest allocation); the reader keeps the last

@@ -454,7 +454,7 @@ static int read_chunk(hh_reader *r, cursor *c) {
     return 0;
   }
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer reach the records */
-  if (hh_fnv1a32(r->stored, stored) != sum) {
+  if (hh_chunk_sum(r->hdr.version, r->stored, stored) != sum) {
     set_status(r, HH_READ_DAMAGED,
                "trace damaged at byte offset %" PRIu64 ": checksum mismatch in chunk %" PRIu64, off,
                r->chunks);

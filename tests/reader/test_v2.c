@@ -35,12 +35,16 @@ typedef struct v2file {
   uint32_t rows_thread;
 } v2file;
 
+/* The version the files get: what the tracer writes, unless a test says
+ * otherwise (version 2: the same chunks with FNV-1a checksums). */
+static uint32_t v2_version = HH_TRACE_VERSION;
+
 static void v2_begin(v2file *v, uint32_t flags) {
   memset(v, 0, sizeof *v);
   hh_trace_header h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, HH_TRACE_MAGIC, 8);
-  h.version = 2;
+  h.version = v2_version;
   h.flags = flags;
   h.pid = 1234;
   h.ppid = 1;
@@ -258,6 +262,68 @@ static void round_trip(void **state) {
   free(w);
 }
 
+/* The same with version 2's checksums (FNV-1a): traces written before
+ * version 3 still read. */
+static void round_trip_version_2(void **state) {
+  v2_version = 2;
+  round_trip(state);
+  v2_version = HH_TRACE_VERSION;
+}
+
+/* ---- checksums ------------------------------------------------------------------ */
+
+/* Every bit flipped in a chunk's payload is damage, found by the checksum of
+ * the trace's version (XXH3 in version 3, FNV-1a in 2); the same file with
+ * the other version in its header fails every chunk. */
+static void checksums_by_version(void **state) {
+  (void)state;
+  for (uint32_t version = 2; version <= 3; version++) {
+    v2_version = version;
+    v2file v;
+    v2_begin(&v, 0);
+    hh_tr_model *m = hh__tr_model_new();
+    rows_begin(&v, 1, 100);
+    for (uint64_t i = 0; i < 40; i++) {
+      tb_alloc(&v.rows, 0, 100 + i, 0x10000 + 64 * i, 24 + i, 0, 0);
+      if (i % 3 == 0) tb_free(&v.rows, 9, 100 + i, 0x10000 + 64 * i);
+    }
+    rows_end_fresh(&v, m, HH_CHUNK_RAW);
+    hh__tr_model_reset(m);
+    size_t payload = HH_TRACE_HEADER_BYTES + HH_CHUNK_HEADER_BYTES;
+    uint8_t *copy = malloc(v.file.len);
+    for (size_t i = payload; i < v.file.len; i++) {
+      for (int bit = 0; bit < 8; bit++) {
+        memcpy(copy, v.file.buf, v.file.len);
+        copy[i] ^= (uint8_t)(1u << bit);
+        hh_reader *r = hh_reader_open_mem(copy, v.file.len, NULL, 0);
+        hh_event ev;
+        while (hh_reader_next(r, &ev)) {
+        }
+        assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
+        assert_non_null(strstr(hh_reader_message(r), "checksum mismatch in chunk 0"));
+        hh_reader_close(r);
+      }
+    }
+    /* intact: read whole; with the other version's number: every chunk fails */
+    memcpy(copy, v.file.buf, v.file.len);
+    for (int other = 0; other < 2; other++) {
+      uint32_t ver = other ? 5 - version : version;
+      memcpy(copy + offsetof(hh_trace_header, version), &ver, 4);
+      hh_reader *r = hh_reader_open_mem(copy, v.file.len, NULL, 0);
+      hh_event ev;
+      size_t n = 0;
+      while (hh_reader_next(r, &ev)) n += ev.kind == HH_EV_ALLOC;
+      assert_int_equal(hh_reader_status(r), other ? HH_READ_DAMAGED : HH_READ_NO_END);
+      assert_int_equal(n, other ? 0 : 40);
+      hh_reader_close(r);
+    }
+    free(copy);
+    v2_end(&v);
+    tb_free_all(&v.file);
+  }
+  v2_version = HH_TRACE_VERSION;
+}
+
 /* ---- hostile: many threads, one tiny chunk each ------------------------------ */
 
 /* 40000 threads, each a chunk with one allocation and its free (about 40
@@ -375,6 +441,8 @@ static void many_threads_many_classes(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trip),
+      cmocka_unit_test(round_trip_version_2),
+      cmocka_unit_test(checksums_by_version),
       cmocka_unit_test(hostile_many_threads),
       cmocka_unit_test(many_threads_many_classes),
       cmocka_unit_test(full_histories),

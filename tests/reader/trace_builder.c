@@ -40,6 +40,7 @@ static void put_string(tb *b, const char *s) {
 
 void tb_init_header(tb *b, const hh_trace_header *h) {
   memset(b, 0, sizeof *b);
+  b->version = h->version;
   file_put(b, h, sizeof *h);
 }
 
@@ -102,7 +103,7 @@ size_t tb_chunk_end(tb *b, uint32_t encoding) {
   put_u32(h + 4, encoding);
   put_u32(h + 8, (uint32_t)nstored);
   put_u32(h + 12, (uint32_t)b->pl_len);
-  put_u32(h + 16, hh_fnv1a32(stored, nstored));
+  put_u32(h + 16, hh_chunk_sum(b->version, stored, nstored));
   put_u32(h + 20, b->thread);
   file_put(b, h, sizeof h);
   file_put(b, stored, nstored);

@@ -18,6 +18,7 @@ typedef struct tb {
   uint32_t thread;
   uint64_t prev_time, prev_addr;
   int in_chunk;
+  uint32_t version; /* the header's: which checksum the chunks get */
 } tb;
 
 /* Starts a trace: header with version 1, the flags, pid 1234, ppid 1, the

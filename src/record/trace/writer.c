@@ -300,7 +300,7 @@ void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_
   h.encoding = enc;
   h.stored_bytes = (uint32_t)stored;
   h.decoded_bytes = (uint32_t)len;
-  h.checksum = hh_fnv1a32(payload, stored);
+  h.checksum = hh_chunk_sum(HH_TRACE_VERSION, payload, stored);
   h.thread = thread;
   memcpy(c->out, &h, sizeof h);
   if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) {
