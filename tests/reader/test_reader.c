@@ -881,6 +881,49 @@ static void test_modules_epochs_and_renames(void **state) {
   tb_free_all(&b);
 }
 
+/* A file is mapped at open and its chunks used in place; what is written
+ * after the open (a trace read while the program still runs) is read
+ * through the file: the same events as the whole file read at once. The
+ * cut falls inside a chunk, so that chunk is half mapped, half not. */
+static void test_file_grown_after_open(void **state) {
+  (void)state;
+  tb b;
+  build_small(&b, HH_CHUNK_ZSTD);
+  hh_reader *whole = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  evlist *want = read_all(whole);
+  assert_int_equal(hh_reader_status(whole), HH_READ_OK);
+  hh_reader_close(whole);
+  for (int merged = 0; merged < 2; merged++) {
+    char path[] = "/tmp/hh_reader_test_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    size_t first = b.len / 2;
+    assert_int_equal(write(fd, b.buf, first), (ssize_t)first);
+    char err[256];
+    hh_reader *r = hh_reader_open(path, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(write(fd, b.buf + first, b.len - first), (ssize_t)(b.len - first));
+    close(fd);
+    evlist *l = merged ? merge_all(r, 0) : read_all(r);
+    assert_int_equal(hh_reader_status(r), HH_READ_OK);
+    assert_int_equal(hh_reader_chunks(r), 4);
+    assert_int_equal(l->n, want->n);
+    for (hh_ev_kind k = HH_EV_ALLOC; k <= HH_EV_END; k++)
+      assert_int_equal(count_kind(l, k), count_kind(want, k));
+    if (!merged)
+      for (size_t i = 0; i < l->n; i++) {
+        assert_int_equal(l->ev[i].kind, want->ev[i].kind);
+        assert_int_equal(l->ev[i].time, want->ev[i].time);
+        assert_int_equal(l->ev[i].addr, want->ev[i].addr);
+      }
+    free(l);
+    hh_reader_close(r);
+    unlink(path);
+  }
+  free(want);
+  tb_free_all(&b);
+}
+
 static void test_read_from_file(void **state) {
   (void)state;
   tb b;
@@ -925,6 +968,7 @@ int main(void) {
       cmocka_unit_test(test_sampled_weights_and_clock),
       cmocka_unit_test(test_modules_epochs_and_renames),
       cmocka_unit_test(test_read_from_file),
+      cmocka_unit_test(test_file_grown_after_open),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
