@@ -162,7 +162,8 @@ struct hh_reader {
    * that maps files; the tracer only ever appends. */
   const uint8_t *map;
   size_t map_size;
-  void *map_owned; /* to munmap */
+  void *map_owned;    /* to munmap */
+  size_t map_dropped; /* pages before this offset are given back (map_release) */
 
   /* chunk buffers, reused */
   uint8_t *stored;
@@ -272,6 +273,19 @@ static size_t src_read(hh_reader *r, void *buf, size_t n) {
 }
 
 static void clock_init(hh_reader *r);
+
+/* Nothing before file offset `low` will be looked at again: its pages leave
+ * the process (they stay in the page cache), so that what the mapping holds
+ * stays bounded like the merge's window, not by the size of the trace. In
+ * steps of 16 MiB. */
+#define MAP_RELEASE_STEP ((size_t)16 << 20)
+static void map_release(hh_reader *r, uint64_t low) {
+  if (!r->map_owned || low < r->map_dropped + MAP_RELEASE_STEP) return;
+  size_t upto = (size_t)(low < r->map_size ? low : r->map_size) & ~(size_t)4095;
+  if (upto <= r->map_dropped) return;
+  madvise((char *)r->map_owned + r->map_dropped, upto - r->map_dropped, MADV_DONTNEED);
+  r->map_dropped = upto;
+}
 
 static hh_reader *reader_init(hh_reader *r, char *err, size_t err_size, const char *name) {
   uint8_t h[HH_TRACE_HEADER_BYTES];
@@ -1248,6 +1262,7 @@ event:
 int hh_reader_next(hh_reader *r, hh_event *ev) {
   for (;;) {
     if (!r->have_cur) {
+      map_release(r, r->offset);
       if (!read_chunk(r, &r->cur)) return 0;
       r->have_cur = true;
     }
@@ -1657,6 +1672,14 @@ static mchunk *merge_read(hh_merge *m) {
     m->nspare--;
     r->stored = m->spare[m->nspare].data;
     r->stored_cap = m->spare[m->nspare].cap;
+  }
+  if (r->map_owned && r->offset >= r->map_dropped + MAP_RELEASE_STEP) {
+    uint64_t low = r->offset; /* what the buffered chunks still use */
+    for (size_t i = 0; i < m->nqueues; i++)
+      if (m->queues[i]->head && m->queues[i]->head->cur.chunk_offset < low)
+        low = m->queues[i]->head->cur.chunk_offset;
+    if (m->def && m->def->cur.chunk_offset < low) low = m->def->cur.chunk_offset;
+    map_release(r, low);
   }
   cursor c;
   if (!read_chunk(r, &c)) return NULL;
