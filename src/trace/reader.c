@@ -519,20 +519,12 @@ static int read_chunk(hh_reader *r, cursor *c) {
   (void)sum;
 #endif
   const uint8_t *payload = bytes;
+  size_t len = decoded;
   r->deferred = r->defer_unpack && enc == HH_CHUNK_ZSTD && thread != 0;
-  if (r->deferred) {
+  if (r->deferred) { /* left compressed: the cursor covers the stored bytes */
     r->deferred_size = decoded;
-    memset(c, 0, sizeof *c);
-    c->start = c->p = bytes;
-    c->end = bytes + stored;
-    c->chunk_offset = off;
-    c->chunk_no = r->chunks;
-    c->thread = thread;
-    c->v2 = r->hdr.version >= 2;
-    r->chunks++;
-    return 1;
-  }
-  if (enc == HH_CHUNK_ZSTD) {
+    len = stored;
+  } else if (enc == HH_CHUNK_ZSTD) {
     ensure_cap(&r->decoded, &r->decoded_cap, decoded);
     size_t n = ZSTD_decompressDCtx(r->dctx, r->decoded, decoded, bytes, stored);
     if (ZSTD_isError(n) || n != decoded) {
@@ -545,7 +537,7 @@ static int read_chunk(hh_reader *r, cursor *c) {
   }
   memset(c, 0, sizeof *c);
   c->start = c->p = payload;
-  c->end = payload + decoded;
+  c->end = payload + len;
   c->chunk_offset = off;
   c->chunk_no = r->chunks;
   c->thread = thread;
@@ -1455,11 +1447,13 @@ uint64_t hh_merge_late(const hh_merge *m) { return m->late; }
  * come before allocations: a block freed by one thread and allocated by
  * another within one clock tick was freed first (docs/trace-format.md). */
 static inline int free_rank(const hh_event *e) { return e->kind == HH_EV_ALLOC ? 1 : 0; }
-static inline bool before(const tqueue *a, const tqueue *b) {
-  if (a->next.time != b->next.time) return a->next.time < b->next.time;
-  int ra = free_rank(&a->next), rb = free_rank(&b->next);
-  return ra < rb || (ra == rb && a->thread < b->thread);
+/* Event e of thread `thread` comes before queue b's next one. */
+static inline bool ev_before(const hh_event *e, uint32_t thread, const tqueue *b) {
+  if (e->time != b->next.time) return e->time < b->next.time;
+  int ra = free_rank(e), rb = free_rank(&b->next);
+  return ra < rb || (ra == rb && thread < b->thread);
 }
+static inline bool before(const tqueue *a, const tqueue *b) { return ev_before(&a->next, a->thread, b); }
 
 static void heap_push(hh_merge *m, tqueue *q) {
   size_t i = m->nheap++;
@@ -1521,23 +1515,20 @@ static bool queue_advance(hh_merge *m, tqueue *q) { return queue_advance_into(m,
  * still comes before the next events of the other queues (the root's
  * children), it is handed out as is, with no copy and no sift (a trace of
  * one thread is one long run). m->pending: heap[0]'s `next` is used up. */
-static inline bool ev_before(const hh_event *e, uint32_t thread, const tqueue *b) {
-  if (e->time != b->next.time) return e->time < b->next.time;
-  int ra = free_rank(e), rb = free_rank(&b->next);
-  return ra < rb || (ra == rb && thread < b->thread);
+/* heap[0]'s queue has nothing buffered any more: out of the heap. */
+static void heap_drop_root(hh_merge *m) {
+  m->heap[0]->in_heap = false;
+  m->heap[0] = m->heap[--m->nheap];
+  if (m->nheap) heap_sift_down(m, 0);
 }
 
 /* heap[0]'s next event, into its `next` as usual. */
 static void pending_resolve(hh_merge *m) {
   m->pending = false;
-  tqueue *q = m->heap[0];
-  if (queue_advance(m, q)) {
+  if (queue_advance(m, m->heap[0]))
     heap_sift_down(m, 0);
-  } else {
-    q->in_heap = false;
-    m->heap[0] = m->heap[--m->nheap];
-    if (m->nheap) heap_sift_down(m, 0);
-  }
+  else
+    heap_drop_root(m);
 }
 
 /* heap[0]'s next event, into out: 1 when it is the merge's next event too
@@ -1546,9 +1537,7 @@ static int pending_next(hh_merge *m, hh_event *out) {
   m->pending = false;
   tqueue *q = m->heap[0];
   if (!queue_advance_into(m, q, out)) {
-    q->in_heap = false;
-    m->heap[0] = m->heap[--m->nheap];
-    if (m->nheap) heap_sift_down(m, 0);
+    heap_drop_root(m);
     return 0;
   }
   if (!m->drop && (m->nheap < 2 || ev_before(out, q->thread, m->heap[1])) &&
