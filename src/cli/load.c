@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,18 +72,15 @@ static hh_symbolizer *warm_end(warm *w, pthread_t thread, const hh_reader *r, co
   atomic_store(&w->stop, true);
   pthread_join(thread, NULL);
   bool keep = r && hh_sym_agrees(w->sym, r);
+  if (keep) hh_sym_set_warn(w->sym, opt->warn, opt->warn_arg);
   for (size_t i = 0; i < w->nsaid; i++) {
-    if (keep && opt->warn) opt->warn(opt->warn_arg, w->said[i]);
-    if (keep && !opt->warn) fprintf(stderr, "heaphook: warning: %s\n", w->said[i]);
+    if (keep) hh_sym_warn(w->sym, w->said[i]);
     free(w->said[i]);
   }
   free(w->said);
-  if (!keep) {
-    hh_sym_free(w->sym);
-    return NULL;
-  }
-  hh_sym_set_warn(w->sym, opt->warn, opt->warn_arg);
-  return w->sym;
+  if (keep) return w->sym;
+  hh_sym_free(w->sym);
+  return NULL;
 }
 
 static void *warm_main(void *arg) {

@@ -63,10 +63,14 @@ static void warn(hh_symbolizer *s, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  hh_sym_warn(s, buf);
+}
+
+void hh_sym_warn(hh_symbolizer *s, const char *message) {
   if (s->warn)
-    s->warn(s->warn_arg, buf);
+    s->warn(s->warn_arg, message);
   else
-    fprintf(stderr, "heaphook: warning: %s\n", buf);
+    fprintf(stderr, "heaphook: warning: %s\n", message);
 }
 
 hh_symbolizer *hh_sym_new(hh_sym_warn_fn warn_fn, void *arg) {

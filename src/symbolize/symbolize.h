@@ -48,6 +48,8 @@ typedef void (*hh_sym_warn_fn)(void *arg, const char *message);
 hh_symbolizer *hh_sym_new(hh_sym_warn_fn warn, void *arg);
 /* Where the warnings go from now on. */
 void hh_sym_set_warn(hh_symbolizer *s, hh_sym_warn_fn warn, void *arg);
+/* Tells a warning where the symbolizer tells its own. */
+void hh_sym_warn(hh_symbolizer *s, const char *message);
 void hh_sym_free(hh_symbolizer *s);
 
 /* Adds a module (the symbolizer copies what it keeps). */

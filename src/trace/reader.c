@@ -100,6 +100,10 @@ typedef struct cursor {
   uint64_t addr;
   uint64_t weight; /* pending SAMPLE_WEIGHT, valid when has_weight */
   bool has_weight;
+  /* still compressed (read_chunk with defer_unpack): the merge decompresses
+   * it to `unpacked` bytes when its queue reaches it */
+  bool packed;
+  uint32_t unpacked;
   /* a version-2 event chunk (version >= 2, thread != 0): its streams, once
    * the stream table has been read, and the thread's model */
   bool v2, v2_ready;
@@ -174,8 +178,6 @@ struct hh_reader {
   /* read_chunk leaves a compressed chunk of a program thread compressed (the
    * merge decompresses it when its queue reaches it): set by the merge. */
   bool defer_unpack;
-  bool deferred;          /* the last chunk read was left compressed ... */
-  uint32_t deferred_size; /* ... and decompresses to this many bytes */
 
   /* file-order iteration */
   cursor cur;
@@ -520,9 +522,8 @@ static int read_chunk(hh_reader *r, cursor *c) {
 #endif
   const uint8_t *payload = bytes;
   size_t len = decoded;
-  r->deferred = r->defer_unpack && enc == HH_CHUNK_ZSTD && thread != 0;
-  if (r->deferred) { /* left compressed: the cursor covers the stored bytes */
-    r->deferred_size = decoded;
+  bool packed = r->defer_unpack && enc == HH_CHUNK_ZSTD && thread != 0;
+  if (packed) { /* left compressed: the cursor covers the stored bytes */
     len = stored;
   } else if (enc == HH_CHUNK_ZSTD) {
     ensure_cap(&r->decoded, &r->decoded_cap, decoded);
@@ -543,6 +544,8 @@ static int read_chunk(hh_reader *r, cursor *c) {
   c->thread = thread;
   c->raw = enc == HH_CHUNK_RAW;
   c->v2 = r->hdr.version >= 2 && thread != 0;
+  c->packed = packed;
+  c->unpacked = packed ? decoded : 0;
   r->chunks++;
   return 1;
 }
@@ -1321,13 +1324,11 @@ int hh_reader_command(const hh_reader *r, const char *const **argv, const char *
 typedef struct mchunk {
   struct mchunk *next;
   uint8_t *data;
-  size_t cap;        /* of data */
-  size_t len;        /* what is decoded (cut at damage) */
-  size_t alloc;      /* what counts in the window */
-  bool borrowed;     /* data is the reader's map, not ours to free */
-  bool lazy;         /* decoded once, in PASS_LAZY */
-  bool packed;       /* data is still compressed (unpack() decompresses it) */
-  uint32_t unpacked; /* its decoded size, while packed */
+  size_t cap;    /* of data */
+  size_t len;    /* what is decoded (cut at damage) */
+  size_t alloc;  /* what counts in the window */
+  bool borrowed; /* data is the reader's map, not ours to free */
+  bool lazy;     /* decoded once, in PASS_LAZY */
   cursor cur;
 } mchunk;
 
@@ -1399,9 +1400,9 @@ static bool unpack(hh_merge *m, mchunk *k) {
     buf = m->spare[m->nspare].data;
     cap = m->spare[m->nspare].cap;
   }
-  ensure_cap(&buf, &cap, k->unpacked);
-  size_t n = ZSTD_decompressDCtx(r->dctx, buf, k->unpacked, k->data, k->len);
-  if (ZSTD_isError(n) || n != k->unpacked) {
+  ensure_cap(&buf, &cap, k->cur.unpacked);
+  size_t n = ZSTD_decompressDCtx(r->dctx, buf, k->cur.unpacked, k->data, k->len);
+  if (ZSTD_isError(n) || n != k->cur.unpacked) {
     set_damage(r, k->cur.chunk_no,
                "trace damaged at byte offset %" PRIu64 ": chunk %" PRIu64 " does not decompress (%s)",
                k->cur.chunk_offset, k->cur.chunk_no,
@@ -1414,7 +1415,7 @@ static bool unpack(hh_merge *m, mchunk *k) {
   k->data = buf;
   k->cap = cap;
   k->len = n;
-  k->packed = false;
+  k->cur.packed = false;
   k->cur.start = k->cur.p = buf;
   k->cur.end = buf + n;
   return true;
@@ -1493,7 +1494,8 @@ static void queue_pop_head(hh_merge *m, tqueue *q) {
 static bool queue_advance_into(hh_merge *m, tqueue *q, hh_event *out) {
   while (q->head) {
     mchunk *k = q->head;
-    int rc = k->packed && !unpack(m, k) ? -1 : decode(m->r, &k->cur, out, k->lazy ? PASS_LAZY : PASS_EVENTS);
+    int rc =
+        k->cur.packed && !unpack(m, k) ? -1 : decode(m->r, &k->cur, out, k->lazy ? PASS_LAZY : PASS_EVENTS);
     if (rc == 1) return true;
     if (rc == 0) continue;
     if (rc < 0) { /* damage in a lazy chunk (eager ones were validated before) */
@@ -1600,7 +1602,7 @@ static bool merge_catch_up(hh_merge *m, uint64_t chunk_no) {
     if (!first) return any;
     any = true;
     first->lazy = false;
-    if (first->packed && !unpack(m, first)) {
+    if (first->cur.packed && !unpack(m, first)) {
       if (!m->drop || first->cur.chunk_no < m->drop_after) m->drop_after = first->cur.chunk_no;
       m->drop = true;
       continue;
@@ -1698,8 +1700,6 @@ static mchunk *merge_read(hh_merge *m) {
   k->cur.end = k->data + k->len;
   k->alloc = k->len;
   k->lazy = c.thread != 0;
-  k->packed = r->deferred;
-  k->unpacked = r->deferred_size;
   m->buffered += k->alloc;
   return k;
 }
