@@ -98,11 +98,12 @@ int main(int argc, char **argv) {
     }
     if (h->version >= 2 && thread != 0) {
       const uint8_t *p = dec, *end = dec + raw;
-      uint64_t len[HH_V2_STREAMS];
-      for (int i = 0; i < HH_V2_STREAMS; i++)
+      const int nstreams = hh_event_streams(h->version);
+      uint64_t len[HH_STREAMS_MAX];
+      for (int i = 0; i < nstreams; i++)
         if (hh_get_varint(&p, end, &len[i])) return 1;
       size_t table = (size_t)(p - dec);
-      for (int i = 0; i < HH_V2_STREAMS; i++) {
+      for (int i = 0; i < nstreams; i++) {
         /* the table travels with the first stream, as the writer does */
         const uint8_t *s = i == 0 ? dec : p;
         size_t n = i == 0 ? table + len[0] : len[i];

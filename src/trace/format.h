@@ -1,4 +1,4 @@
-/* The heaphook trace format, versions 1 to 3: constants and the primitive
+/* The heaphook trace format, versions 1 to 4: constants and the primitive
  * encodings shared by the writer (inside the traced process: no allocation)
  * and the reader (the heaphook command). docs/trace-format.md describes it. */
 #ifndef HH_TRACE_FORMAT_H
@@ -13,7 +13,7 @@
 #include <xxhash.h>
 
 #define HH_TRACE_MAGIC "HHTRACE" /* 8 bytes with the NUL */
-#define HH_TRACE_VERSION 3u      /* what the tracer writes; readers read 1 to 3 */
+#define HH_TRACE_VERSION 4u      /* what the tracer writes; readers read 1 to 4 */
 #define HH_TRACE_HEADER_BYTES 64u
 
 enum {

@@ -1,6 +1,6 @@
 /* Format version 2's event model: what the writer and the reader of a
  * thread's event chunks both keep, so that an event is written as what the
- * reader cannot guess (docs/trace-format.md, "Event chunks, versions 2 and 3").
+ * reader cannot guess (docs/trace-format.md, "Event chunks, versions 2 to 4").
  *
  * - A free names its block by distance in the thread's allocation history
  *   (1: the thread's latest allocation); the reader keeps the last
@@ -22,9 +22,11 @@
 #define HH_V2_LIFO_DEPTH 8u
 #define HH_V2_CLASSES 468u
 
-/* Streams of a version-2 event chunk, in payload order. */
+/* Streams of a version-2 event chunk, in payload order; version 4 adds
+ * six after them. */
 enum {
-  HH_V2_OPS,     /* one op byte per record */
+  HH_V2_OPS,     /* one op byte per record (v4: a record after an allocation's
+                    puts its op byte in HH_V4_OPS_ALLOC instead) */
   HH_V2_WIDE,    /* varints and strings that do not fit the op byte */
   HH_V2_REF_LO,  /* free: distance, low byte */
   HH_V2_REF_HI,  /* free: distance, high byte */
@@ -32,7 +34,18 @@ enum {
   HH_V2_SIZE_HI, /* allocation: size, high byte */
   HH_V2_STACK,   /* allocation: svarint stack id - previous one */
   HH_V2_STREAMS,
+  HH_V4_OPS_ALLOC = HH_V2_STREAMS, /* op bytes of records that follow an allocation */
+  HH_V4_ADDR0,                     /* address code DELTA: zigzag(delta / 16), byte 0 */
+  HH_V4_ADDR1,                     /* ... byte 1 */
+  HH_V4_ADDR2,                     /* ... byte 2 (0xffffff: the svarint delta is in WIDE) */
+  HH_V4_FREED_LO,                  /* address code FREED: distance, low byte */
+  HH_V4_FREED_HI,                  /* ... high byte */
+  HH_V4_STREAMS,
+  HH_STREAMS_MAX = HH_V4_STREAMS,
 };
+
+/* The streams of an event chunk in a trace of format `version` (2 or more). */
+static inline int hh_event_streams(uint32_t version) { return version >= 4 ? HH_V4_STREAMS : HH_V2_STREAMS; }
 
 /* Op bytes. */
 #define HH_V2_OP_FREE 0x40u   /* 01dddddd: free() of a block, time delta d (63: in WIDE) */
@@ -49,11 +62,50 @@ enum {
 #define HH_V2_ADDR_NEXT HH_V2_LIFO_DEPTH            /* just after the previous allocation */
 #define HH_V2_ADDR_DELTA (HH_V2_LIFO_DEPTH + 1u)    /* svarint from the previous address follows */
 #define HH_V2_ADDR_SAME_OLD (HH_V2_LIFO_DEPTH + 2u) /* realloc in place */
-#define HH_V2_ADDR_CODES (HH_V2_LIFO_DEPTH + 3u)
-/* In a MALLOC op byte: codes 0..5 and NEXT (6) fit; 7 means "code in WIDE". */
+#define HH_V4_ADDR_FREED (HH_V2_LIFO_DEPTH + 3u)    /* v4: a block the thread freed (distance follows) */
+#define HH_V2_ADDR_CODES (HH_V2_LIFO_DEPTH + 4u)
+/* In a MALLOC op byte, versions 2-3: codes 0..5 and NEXT (6) fit; 7 means
+ * "code in WIDE". */
 #define HH_V2_FAST_LIFO 6u
 #define HH_V2_FAST_NEXT 6u
 #define HH_V2_FAST_WIDE 7u
+/* Version 4: codes 0..3, NEXT (4), FREED (5), DELTA (6); 7 "code in WIDE". */
+#define HH_V4_FAST_LIFO 4u
+#define HH_V4_FAST_NEXT 4u
+#define HH_V4_FAST_FREED 5u
+#define HH_V4_FAST_DELTA 6u
+
+static inline unsigned hh_v2_fast_of(uint32_t version, unsigned code) {
+  if (version >= 4) {
+    return code < HH_V4_FAST_LIFO     ? code
+           : code == HH_V2_ADDR_NEXT  ? HH_V4_FAST_NEXT
+           : code == HH_V4_ADDR_FREED ? HH_V4_FAST_FREED
+           : code == HH_V2_ADDR_DELTA ? HH_V4_FAST_DELTA
+                                      : HH_V2_FAST_WIDE;
+  }
+  return code < HH_V2_FAST_LIFO ? code : code == HH_V2_ADDR_NEXT ? HH_V2_FAST_NEXT : HH_V2_FAST_WIDE;
+}
+
+/* The code of a fast value other than HH_V2_FAST_WIDE. */
+static inline unsigned hh_v2_code_of(uint32_t version, unsigned fast) {
+  if (version >= 4) {
+    return fast < HH_V4_FAST_LIFO     ? fast
+           : fast == HH_V4_FAST_NEXT  ? HH_V2_ADDR_NEXT
+           : fast == HH_V4_FAST_FREED ? HH_V4_ADDR_FREED
+                                      : HH_V2_ADDR_DELTA;
+  }
+  return fast == HH_V2_FAST_NEXT ? HH_V2_ADDR_NEXT : fast;
+}
+
+/* Version 4: the blocks a thread freed (free() and its kin, not a
+ * realloc's old block), numbered 1, 2, ... per thread; an allocation at the
+ * address of one of the last HH_V4_FREED_RING names it by distance
+ * (0: the latest). An address delta (code DELTA) that is a multiple of 16
+ * is stored as the three bytes of zigzag(delta / 16) when that is below
+ * HH_V4_ADDR_ESCAPE; else the three bytes are 0xff and the svarint delta is
+ * in WIDE. */
+#define HH_V4_FREED_RING 8192u
+#define HH_V4_ADDR_ESCAPE 0xffffffu
 
 /* Two-byte fields (distance, size): 0xffff means "the value is in WIDE". */
 #define HH_V2_WIDE16 0xffffu

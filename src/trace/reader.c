@@ -107,7 +107,9 @@ typedef struct cursor {
   /* a version-2 event chunk (version >= 2, thread != 0): its streams, once
    * the stream table has been read, and the thread's model */
   bool v2, v2_ready;
-  const uint8_t *s[HH_V2_STREAMS], *se[HH_V2_STREAMS];
+  bool v4;          /* of a version-4 trace: its streams and codes (model.h) */
+  bool after_alloc; /* v4: the previous record was an allocation (op stream) */
+  const uint8_t *s[HH_STREAMS_MAX], *se[HH_STREAMS_MAX];
   struct v2dec *model;
 } cursor;
 
@@ -118,7 +120,7 @@ typedef struct cursor {
  * last allocations' addresses and size classes (a ring that grows with the
  * thread's allocations up to HH_V2_RING). Nothing is taken before it is
  * used: a thread costs ~150 bytes, ~75-150 more per size class it frees, 10
- * per allocation up to ~640 KiB. So the models grow with what the chunks hold
+ * per allocation up to ~640 KiB, 8 per free up to 64 KiB. So the models grow with what the chunks hold
  * (like the analysis's live blocks), never by a fixed amount per chunk or
  * per thread that a file of tiny chunks could multiply. */
 typedef struct v2dec {
@@ -134,6 +136,11 @@ typedef struct v2dec {
   uint64_t *ring_addr;
   uint16_t *ring_cls;
   uint32_t ring_cap; /* a power of two, up to HH_V2_RING */
+  /* version 4: the blocks freed so far, and the last ones' addresses (a ring
+   * that grows up to HH_V4_FREED_RING, 8 bytes a free, 64 KiB at most) */
+  uint64_t nfree;
+  uint64_t *fring;
+  uint32_t fring_cap;
 } v2dec;
 
 struct hh_reader {
@@ -398,6 +405,7 @@ void hh_reader_close(hh_reader *r) {
   for (size_t i = 0; i < r->nv2; i++) {
     free(r->v2[i]->ring_addr);
     free(r->v2[i]->ring_cls);
+    free(r->v2[i]->fring);
     free(r->v2[i]->cmap);
     free(r->v2[i]->cdirect);
     free(r->v2[i]->lifo_cls);
@@ -544,6 +552,7 @@ static int read_chunk(hh_reader *r, cursor *c) {
   c->thread = thread;
   c->raw = enc == HH_CHUNK_RAW;
   c->v2 = r->hdr.version >= 2 && thread != 0;
+  c->v4 = r->hdr.version >= 4;
   c->packed = packed;
   c->unpacked = packed ? decoded : 0;
   r->chunks++;
@@ -1052,8 +1061,9 @@ static uint64_t *v2_lifo_new(hh_reader *r, v2dec *m, unsigned cls) {
 
 static int v2_table(hh_reader *r, cursor *c) {
   const uint8_t *p = c->p;
-  uint64_t len[HH_V2_STREAMS], total = 0;
-  for (int i = 0; i < HH_V2_STREAMS; i++) {
+  const int n = hh_event_streams(r->hdr.version);
+  uint64_t len[HH_STREAMS_MAX], total = 0;
+  for (int i = 0; i < n; i++) {
     if (hh_get_varint(&p, c->end, &len[i]) || len[i] > (uint64_t)(c->end - c->start))
       return damaged(r, c, c->p, "bad stream table in an event chunk");
     total += len[i];
@@ -1061,20 +1071,51 @@ static int v2_table(hh_reader *r, cursor *c) {
   if (total != (uint64_t)(c->end - p))
     return damaged(r, c, c->p, "event chunk streams of %" PRIu64 " bytes in a payload of %" PRIu64, total,
                    (uint64_t)(c->end - p));
-  for (int i = 0; i < HH_V2_STREAMS; i++) {
+  for (int i = 0; i < HH_STREAMS_MAX; i++) {
     c->s[i] = p;
-    p += len[i];
+    p += i < n ? len[i] : 0;
     c->se[i] = p;
   }
   c->v2_ready = true;
+  c->after_alloc = false;
   c->model = v2_model(r, c->thread);
   return 0;
 }
 
-/* The address of an allocation with address code `code` (fields in WIDE
- * read by the caller: delta). */
-static int v2_address(hh_reader *r, cursor *c, uint64_t code, uint64_t size, uint64_t delta, uint64_t old,
-                      uint64_t *out) {
+/* The fields of an address code: an address delta (code DELTA) or a
+ * distance among the freed blocks (FREED, version 4). */
+#define HOT static inline __attribute__((always_inline))
+HOT int v2_address_fields(hh_reader *r, cursor *c, bool v4, uint64_t code, uint64_t *field) {
+  *field = 0;
+  if (code == HH_V2_ADDR_DELTA && v4) {
+    uint64_t b0, b1, b2;
+    V2_BYTE(HH_V4_ADDR0, b0);
+    V2_BYTE(HH_V4_ADDR1, b1);
+    V2_BYTE(HH_V4_ADDR2, b2);
+    uint64_t z = b0 | b1 << 8 | b2 << 16;
+    if (z == HH_V4_ADDR_ESCAPE) {
+      V2_VAR(HH_V2_WIDE, z);
+      *field = (uint64_t)hh_unzigzag(z);
+    } else {
+      *field = (uint64_t)(hh_unzigzag(z) * 16);
+    }
+  } else if (code == HH_V2_ADDR_DELTA) {
+    uint64_t z;
+    V2_VAR(HH_V2_WIDE, z);
+    *field = (uint64_t)hh_unzigzag(z);
+  } else if (code == HH_V4_ADDR_FREED && v4) {
+    uint64_t lo, hi;
+    V2_BYTE(HH_V4_FREED_LO, lo);
+    V2_BYTE(HH_V4_FREED_HI, hi);
+    *field = lo | hi << 8;
+  }
+  return 0;
+}
+
+/* The address of an allocation with address code `code` (its field read
+ * by v2_address_fields: the delta, or the distance among freed blocks). */
+HOT int v2_address(hh_reader *r, cursor *c, bool v4, uint64_t code, uint64_t size, uint64_t field,
+                   uint64_t old, uint64_t *out) {
   v2dec *m = c->model;
   if (code < HH_V2_LIFO_DEPTH) {
     uint64_t *l = v2_lifo(r, m, hh_v2_class(size), false);
@@ -1084,9 +1125,15 @@ static int v2_address(hh_reader *r, cursor *c, uint64_t code, uint64_t size, uin
   } else if (code == HH_V2_ADDR_NEXT) {
     *out = m->next_addr;
   } else if (code == HH_V2_ADDR_DELTA) {
-    *out = m->prev_addr + delta;
+    *out = m->prev_addr + field;
   } else if (code == HH_V2_ADDR_SAME_OLD && old != 0) {
     *out = old;
+  } else if (code == HH_V4_ADDR_FREED && v4) {
+    if (field >= m->nfree || field >= HH_V4_FREED_RING)
+      return damaged(r, c, c->s[HH_V2_OPS],
+                     "allocation at the block freed %" PRIu64 " frees back, of %" PRIu64 " known", field + 1,
+                     m->nfree < HH_V4_FREED_RING ? m->nfree : (uint64_t)HH_V4_FREED_RING);
+    *out = m->fring[(m->nfree - field) & (m->fring_cap - 1)];
   } else {
     return damaged(r, c, c->s[HH_V2_OPS], "unknown address code %" PRIu64, code);
   }
@@ -1116,7 +1163,7 @@ static int v2_allocated(hh_reader *r, cursor *c, uint64_t addr, uint64_t size, h
 }
 
 /* A freed block: by distance in the allocation history, or by address. */
-static int v2_freed(hh_reader *r, cursor *c, bool push, uint64_t *out) {
+HOT int v2_freed(hh_reader *r, cursor *c, bool v4, bool push, uint64_t *out) {
   v2dec *m = c->model;
   uint64_t k, d;
   V2_16(HH_V2_REF_LO, k);
@@ -1132,14 +1179,28 @@ static int v2_freed(hh_reader *r, cursor *c, bool push, uint64_t *out) {
     if (push) hh_v2_lifo_push(v2_lifo(r, m, m->ring_cls[at], true), *out);
   }
   m->prev_addr = *out;
+  if (push && v4) {
+    m->nfree++;
+    if (m->nfree >= m->fring_cap && m->fring_cap < HH_V4_FREED_RING) {
+      /* Grown before it wraps: free n stays at n & (cap - 1). */
+      uint32_t ncap = m->fring_cap ? m->fring_cap * 2 : 4;
+      r->v2_bytes += (uint64_t)(ncap - m->fring_cap) * sizeof *m->fring;
+      m->fring = xrealloc(m->fring, ncap * sizeof *m->fring);
+      m->fring_cap = ncap;
+    }
+    m->fring[m->nfree & (m->fring_cap - 1)] = *out;
+  }
   return 0;
 }
 
-static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
+/* (one copy for version 4, one for 2-3) */
+HOT int decode_events(hh_reader *r, cursor *c, hh_event *ev, enum pass pass, const bool v4) {
   if (!c->v2_ready && v2_table(r, c) < 0) return -1;
-  if (c->s[HH_V2_OPS] >= c->se[HH_V2_OPS]) {
+  /* v4: a record after an allocation has its op byte in a stream of its own */
+  const int ops = v4 && c->after_alloc ? HH_V4_OPS_ALLOC : HH_V2_OPS;
+  if (c->s[ops] >= c->se[ops]) {
     if (c->has_weight) return damaged(r, c, c->s[HH_V2_OPS], "sample weight not followed by an allocation");
-    for (int i = 0; i < HH_V2_STREAMS; i++)
+    for (int i = 0; i < HH_STREAMS_MAX; i++)
       if (c->s[i] != c->se[i])
         return damaged(r, c, c->s[HH_V2_OPS], "stream %d has %zu bytes left after the last record", i,
                        (size_t)(c->se[i] - c->s[i]));
@@ -1148,9 +1209,10 @@ static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
   if (pass == PASS_DEFS || pass == PASS_EVENTS)
     return damaged(r, c, c->s[HH_V2_OPS],
                    "event chunk read out of order"); /* never: the merge reads them once */
-  const uint8_t *rec = c->s[HH_V2_OPS];
-  unsigned op = *c->s[HH_V2_OPS]++;
-  uint64_t dt, code = 0, delta = 0, size, align = 0, addr, old = 0, v, w, n;
+  const uint8_t *rec = c->s[ops];
+  unsigned op = *c->s[ops]++;
+  c->after_alloc = false; /* until an allocation is decoded */
+  uint64_t dt, code = 0, field = 0, size, align = 0, addr = 0, old = 0, v, w, n;
   unsigned fn;
   /* every field an event has is set below; the rest are zero */
   ev->thread = c->thread;
@@ -1164,7 +1226,7 @@ static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
     if (fast == HH_V2_FAST_WIDE)
       V2_VAR(HH_V2_WIDE, code);
     else
-      code = fast == HH_V2_FAST_NEXT ? HH_V2_ADDR_NEXT : fast;
+      code = hh_v2_code_of(v4 ? 4 : 2, fast);
     goto alloc;
   }
   if (op & HH_V2_OP_FREE) { /* 01dddddd */
@@ -1187,11 +1249,11 @@ static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
     case HH_V2_OP_REALLOC:
       if (fn != 2 && fn != 3) break;
       V2_VAR(HH_V2_WIDE, dt);
-      if (v2_freed(r, c, false, &old) < 0) return -1;
+      if (v2_freed(r, c, v4, false, &old) < 0) return -1;
       V2_VAR(HH_V2_WIDE, code);
-      if (code == HH_V2_ADDR_DELTA) V2_VAR(HH_V2_WIDE, delta);
+      if (v2_address_fields(r, c, v4, code, &field) < 0) return -1;
       V2_16(HH_V2_SIZE_LO, size);
-      if (v2_address(r, c, code, size, (uint64_t)hh_unzigzag(delta), old, &addr) < 0) return -1;
+      if (v2_address(r, c, v4, code, size, field, old, &addr) < 0) return -1;
       ev->kind = HH_EV_REALLOC;
       ev->old_addr = old;
       goto allocated;
@@ -1227,14 +1289,16 @@ static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
   return damaged(r, c, rec, "unknown event op 0x%02x", op);
 
 alloc:
-  if (code == HH_V2_ADDR_DELTA) V2_VAR(HH_V2_WIDE, delta);
+  if ((code == HH_V2_ADDR_DELTA || code == HH_V4_ADDR_FREED) && v2_address_fields(r, c, v4, code, &field) < 0)
+    return -1;
   V2_16(HH_V2_SIZE_LO, size);
   if (hh_trace_fn_has_align(fn)) V2_VAR(HH_V2_WIDE, align);
-  if (v2_address(r, c, code, size, (uint64_t)hh_unzigzag(delta), 0, &addr) < 0) return -1;
+  if (v2_address(r, c, v4, code, size, field, 0, &addr) < 0) return -1;
   ev->kind = HH_EV_ALLOC;
   ev->align = align;
 allocated:
   if (v2_allocated(r, c, addr, size, ev) < 0) return -1;
+  c->after_alloc = v4;
   ev->addr = addr;
   ev->size = size;
   ev->weight = c->has_weight ? c->weight : size;
@@ -1244,7 +1308,7 @@ allocated:
   goto event;
 free_:
   if (c->has_weight) return damaged(r, c, rec, "sample weight not followed by an allocation");
-  if (v2_freed(r, c, true, &addr) < 0) return -1;
+  if (v2_freed(r, c, v4, true, &addr) < 0) return -1;
   ev->kind = HH_EV_FREE;
   ev->addr = addr;
 event:
@@ -1252,6 +1316,10 @@ event:
   c->time += dt;
   ev->time = ticks_ns(r, c->time);
   return 1;
+}
+
+static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
+  return c->v4 ? decode_events(r, c, ev, pass, true) : decode_events(r, c, ev, pass, false);
 }
 
 int hh_reader_next(hh_reader *r, hh_event *ev) {

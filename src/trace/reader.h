@@ -8,7 +8,8 @@
  * valid for the reader's life: stacks (a trie, one node per distinct stack
  * suffix), threads, modules, marker names, the command line; and for
  * format-2 traces each thread's model (10 bytes per allocation up to
- * 65,536 of them, ~75 bytes per size class it frees: hh_reader_model_bytes).
+ * 65,536 of them, ~75 bytes per size class it frees, from format 4 8 bytes
+ * per free up to 8,192 of them: hh_reader_model_bytes).
  *
  * Errors come in kinds (hh_read_status). Opening refuses what is not a
  * readable trace with a one-line message. While reading, a trace that stops

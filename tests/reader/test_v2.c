@@ -36,8 +36,11 @@ typedef struct v2file {
 } v2file;
 
 /* The version the files get: what the tracer writes, unless a test says
- * otherwise (version 2: the same chunks with FNV-1a checksums). */
+ * otherwise (version 2: FNV-1a checksums; 2 and 3: seven streams, no FREED
+ * address code, deltas as varints). */
 static uint32_t v2_version = HH_TRACE_VERSION;
+/* What the transcoder put in each stream since the last reset. */
+static size_t stream_bytes[HH_STREAMS_MAX];
 
 static void v2_begin(v2file *v, uint32_t flags) {
   memset(v, 0, sizeof *v);
@@ -62,10 +65,12 @@ static void rows_begin(v2file *v, uint32_t thread, uint64_t base_time) {
 /* The buffer (rows of thread t) transcoded with model m into a v2 chunk of
  * the file, stored with encoding enc. */
 static void emit_chunk(v2file *v, hh_tr_model *m, uint32_t t, uint32_t enc) {
-  size_t sizes[HH_V2_STREAMS];
+  size_t sizes[HH_STREAMS_MAX] = {0};
   uint8_t *dst = malloc(hh__tr_transcode_room(v->rows.pl_len));
+  hh__tr_model_set_version(m, v2_version);
   size_t n = hh__tr_transcode(m, v->rows.pl, v->rows.pl_len, dst, sizes);
   assert_true(n > 0);
+  for (int i = 0; i < HH_STREAMS_MAX; i++) stream_bytes[i] += sizes[i];
   tb_chunk_begin_untimed(&v->file, t);
   tb_bytes(&v->file, dst, n);
   tb_chunk_end(&v->file, enc);
@@ -125,6 +130,15 @@ typedef struct sim {
 } sim;
 
 static uint64_t sim_place(sim *s, uint64_t size) {
+  if (s->nfreed > 0 && rnd() % 8 == 0) { /* a freed block of any class (an allocator's split) */
+    size_t i = rnd() % s->nfreed;
+    uint64_t a = s->freed[i];
+    memmove(s->freed + i, s->freed + i + 1, (s->nfreed - i - 1) * sizeof *s->freed);
+    memmove(s->freed_size + i, s->freed_size + i + 1, (s->nfreed - i - 1) * sizeof *s->freed_size);
+    s->nfreed--;
+    return a;
+  }
+  if (rnd() % 64 == 0) return (s->bump += 16 * (1 + rnd() % 1000)) + 8; /* 8-aligned: no 16-byte delta */
   for (size_t i = s->nfreed; i-- > 0;) {
     if (hh_v2_class(s->freed_size[i]) == hh_v2_class(size) && rnd() % 4 != 0) {
       uint64_t a = s->freed[i];
@@ -165,9 +179,11 @@ static void check_event(const hh_event *got, const want *w, size_t i) {
 
 /* Random events of THREADS threads in chunks of random lengths, with an
  * allocation at address 0, frees of blocks more than HH_V2_RING
- * allocations old, sampled weights and every allocating function. */
+ * allocations old, sampled weights and every allocating function; in
+ * version 4 every stream gets bytes. */
 static void round_trip(void **state) {
   (void)state;
+  memset(stream_bytes, 0, sizeof stream_bytes);
   enum { EVENTS = 400000 };
   want *w = calloc(EVENTS + 16, sizeof *w);
   size_t nw = 0;
@@ -255,6 +271,8 @@ static void round_trip(void **state) {
   }
   if (hh_reader_status(r) != HH_READ_NO_END) fail_msg("%s", hh_reader_message(r));
   assert_int_equal(i, nw);
+  for (int k = 0; k < hh_event_streams(v2_version); k++)
+    if (stream_bytes[k] == 0) fail_msg("stream %d got no bytes", k);
   hh_reader_close(r);
   v2_end(&v);
   tb_free_all(&v.file);
@@ -262,12 +280,93 @@ static void round_trip(void **state) {
   free(w);
 }
 
-/* The same with version 2's checksums (FNV-1a): traces written before
- * version 3 still read. */
+/* The same in versions 2 (FNV-1a checksums) and 3 (seven streams): traces
+ * written by earlier tracers still read. */
 static void round_trip_version_2(void **state) {
   v2_version = 2;
   round_trip(state);
   v2_version = HH_TRACE_VERSION;
+}
+static void round_trip_version_3(void **state) {
+  v2_version = 3;
+  round_trip(state);
+  v2_version = HH_TRACE_VERSION;
+}
+
+/* ---- version 4's address fields ---------------------------------------------- */
+
+/* One thread's chunk: every way version 4 tells an address, read back
+ * exactly, each in the stream it belongs to. */
+static const uint64_t addr_cases[][2] = {
+    /* address, size */
+    {0x10000, 24},          /* DELTA, 3 bytes */
+    {0x20000, 24},          /* DELTA */
+    {0x20008, 100},         /* DELTA not a multiple of 16: escaped to WIDE */
+    {0x7f0000000000, 4096}, /* DELTA too far for 3 bytes: escaped */
+    {0x30000, 3000},        /* DELTA, negative */
+};
+
+static void v4_address_fields(void **state) {
+  (void)state;
+  memset(stream_bytes, 0, sizeof stream_bytes);
+  v2file v;
+  v2_begin(&v, 0);
+  hh_tr_model *m = hh__tr_model_new();
+  rows_begin(&v, 1, 10);
+  size_t n = sizeof addr_cases / sizeof *addr_cases;
+  for (size_t i = 0; i < n; i++) tb_alloc(&v.rows, 0, 10, addr_cases[i][0], addr_cases[i][1], 0, 0);
+  tb_free(&v.rows, 9, 11, 0x10000);                   /* freed: class of 24 bytes */
+  tb_free(&v.rows, 9, 11, 0x7f0000000000);            /* freed */
+  tb_alloc(&v.rows, 0, 12, 0x10000, 500, 0, 0);       /* another class: FREED, 1 back */
+  tb_alloc(&v.rows, 1, 12, 0x7f0000000000, 64, 0, 0); /* calloc: FREED in WIDE's code, 0 back */
+  rows_end_fresh(&v, m, HH_CHUNK_RAW);
+  hh__tr_model_reset(m);
+  assert_int_equal(stream_bytes[HH_V4_ADDR0], n);
+  assert_int_equal(stream_bytes[HH_V4_FREED_LO], 2);
+  assert_int_equal(stream_bytes[HH_V4_FREED_HI], 2);
+  assert_true(stream_bytes[HH_V4_OPS_ALLOC] > 0);
+  hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, NULL, 0);
+  hh_event ev;
+  size_t i = 0, frees = 0;
+  uint64_t later[] = {0x10000, 0x7f0000000000};
+  while (hh_reader_next(r, &ev)) {
+    if (ev.kind == HH_EV_FREE) frees++;
+    if (ev.kind != HH_EV_ALLOC) continue;
+    uint64_t want = i < n ? addr_cases[i][0] : later[i - n];
+    if (ev.addr != want)
+      fail_msg("allocation %zu at %#lx, want %#lx", i, (unsigned long)ev.addr, (unsigned long)want);
+    i++;
+  }
+  if (hh_reader_status(r) != HH_READ_NO_END) fail_msg("%s", hh_reader_message(r));
+  assert_int_equal(i, n + 2);
+  assert_int_equal(frees, 2);
+  hh_reader_close(r);
+
+  /* The first FREED distance made 5: it names no free the reader knows. */
+  const uint8_t *pl = v.file.buf + HH_TRACE_HEADER_BYTES + HH_CHUNK_HEADER_BYTES;
+  const uint8_t *p = pl, *end = v.file.buf + v.file.len;
+  uint64_t len[HH_V4_STREAMS], at = 0;
+  for (int k = 0; k < HH_V4_STREAMS; k++) assert_int_equal(hh_get_varint(&p, end, &len[k]), 0);
+  at = (uint64_t)(p - v.file.buf);
+  for (int k = 0; k < HH_V4_FREED_LO; k++) at += len[k];
+  uint8_t *copy = malloc(v.file.len);
+  memcpy(copy, v.file.buf, v.file.len);
+  copy[at] = 5;
+  /* (a raw chunk: its checksum made again) */
+  uint32_t sum = hh_chunk_sum(HH_TRACE_VERSION, copy + HH_TRACE_HEADER_BYTES + HH_CHUNK_HEADER_BYTES,
+                              v.file.len - HH_TRACE_HEADER_BYTES - HH_CHUNK_HEADER_BYTES);
+  memcpy(copy + HH_TRACE_HEADER_BYTES + offsetof(hh_chunk_header, checksum), &sum, 4);
+  r = hh_reader_open_mem(copy, v.file.len, NULL, 0);
+  size_t allocs = 0;
+  while (hh_reader_next(r, &ev)) allocs += ev.kind == HH_EV_ALLOC;
+  assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
+  if (!strstr(hh_reader_message(r), "allocation at the block freed 6 frees back, of 2 known"))
+    fail_msg("message: %s", hh_reader_message(r));
+  assert_int_equal(allocs, n); /* those before the damage */
+  hh_reader_close(r);
+  free(copy);
+  v2_end(&v);
+  tb_free_all(&v.file);
 }
 
 /* ---- checksums ------------------------------------------------------------------ */
@@ -277,7 +376,7 @@ static void round_trip_version_2(void **state) {
  * the other version in its header fails every chunk. */
 static void checksums_by_version(void **state) {
   (void)state;
-  for (uint32_t version = 2; version <= 3; version++) {
+  for (uint32_t version = 2; version <= HH_TRACE_VERSION; version++) {
     v2_version = version;
     v2file v;
     v2_begin(&v, 0);
@@ -307,7 +406,7 @@ static void checksums_by_version(void **state) {
     /* intact: read whole; with the other version's number: every chunk fails */
     memcpy(copy, v.file.buf, v.file.len);
     for (int other = 0; other < 2; other++) {
-      uint32_t ver = other ? 5 - version : version;
+      uint32_t ver = other ? (version == 2 ? 3 : 2) : version; /* the other checksum */
       memcpy(copy + offsetof(hh_trace_header, version), &ver, 4);
       hh_reader *r = hh_reader_open_mem(copy, v.file.len, NULL, 0);
       hh_event ev;
@@ -326,9 +425,9 @@ static void checksums_by_version(void **state) {
 
 /* ---- hostile: many threads, one tiny chunk each ------------------------------ */
 
-/* 40000 threads, each a chunk with one allocation and its free (about 40
+/* 40000 threads, each a chunk with one allocation and its free (about 50
  * bytes of file each): a reader that gave each thread its whole model (30
- * KiB of LIFOs, 640 KiB of history) at once wanted 26 GiB for this 1.6 MB
+ * KiB of LIFOs, 640 KiB of history) at once wanted 26 GiB for this ~2 MB
  * file. Now a thread costs what it uses: every event is read, with the
  * models holding a few hundred bytes per thread. */
 static void hostile_many_threads(void **state) {
@@ -344,7 +443,7 @@ static void hostile_many_threads(void **state) {
     rows_end_fresh(&v, m, HH_CHUNK_RAW);
   }
   hh__tr_model_reset(m);
-  assert_true(v.file.len < (size_t)N * 48);
+  assert_true(v.file.len < (size_t)N * 56); /* (version 4: 13 stream lengths a chunk) */
   char err[256];
   hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, err, sizeof err);
   assert_non_null(r);
@@ -442,6 +541,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trip),
       cmocka_unit_test(round_trip_version_2),
+      cmocka_unit_test(round_trip_version_3),
+      cmocka_unit_test(v4_address_fields),
       cmocka_unit_test(checksums_by_version),
       cmocka_unit_test(hostile_many_threads),
       cmocka_unit_test(many_threads_many_classes),

@@ -92,11 +92,15 @@ void hh__tr_file_forget(void);
 typedef struct hh_tr_model hh_tr_model;
 hh_tr_model *hh__tr_model_new(void); /* NULL when no memory */
 void hh__tr_model_reset(hh_tr_model *m);
+/* The trace format whose event chunks it writes: HH_TRACE_VERSION unless
+ * set (tests write older versions' chunks, 2 or 3). */
+void hh__tr_model_set_version(hh_tr_model *m, uint32_t version);
 /* Bytes dst must have for a buffer of len bytes. */
 size_t hh__tr_transcode_room(size_t len);
-/* The rows raw[0, len) as a version-2 event chunk payload at dst (stream
- * table, then the streams); sizes gets each stream's bytes (the first
- * including the table). Returns the payload's length (0: rows unreadable). */
+/* The rows raw[0, len) as an event chunk payload at dst (stream table,
+ * then the streams); sizes gets each stream's bytes (the first including
+ * the table; HH_STREAMS_MAX entries, those the version has set). Returns the payload's length (0: rows
+ * unreadable). */
 size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t *dst, size_t sizes[]);
 
 /* Compresses raw[0, len) into one chunk of thread `thread` and writes it:

@@ -13,8 +13,9 @@
 #include "internal.h"
 #include "trace/model.h"
 
-/* Per thread: the shared model state and a map from the addresses of the
- * thread's live allocations to (allocation number, size class). */
+/* Per thread: the shared model state, a map from the addresses of the
+ * thread's live allocations to (allocation number, size class), and in
+ * version 4 the thread's last freed addresses. */
 typedef struct entry {
   uint64_t addr; /* 0: empty */
   uint64_t val;  /* seq << 16 | class */
@@ -24,15 +25,31 @@ struct hh_tr_model {
   hh_v2_state s;
   entry *e;
   size_t cap, n;
+  uint32_t version; /* of the chunks it writes: HH_TRACE_VERSION, or 2-3 (tests) */
+  /* v4: the last HH_V4_FREED_RING freed addresses by number, and a
+   * direct-mapped table from an address's hash to the low 32 bits of its
+   * number (mapped at the first free; NULL when that failed: no FREED
+   * codes then, the count goes on) */
+  uint64_t nfree;
+  uint64_t *fring;
+  uint32_t *ftab;
+  bool fring_failed;
+  uint64_t freed_d; /* addr_code's FREED distance */
 };
 
 #define MAP_MIN 4096u
 #define MAP_MAX ((size_t)1 << 22) /* 64 MiB of map at most; then it starts over */
 
+#define FTAB_BITS 14 /* 64 KiB: the frees an allocation reuses are mostly among the last few thousand */
+#define FRING_BYTES (HH_V4_FREED_RING * sizeof(uint64_t) + ((size_t)1 << FTAB_BITS) * sizeof(uint32_t))
+
 hh_tr_model *hh__tr_model_new(void) {
-  hh_tr_model *m = hh__tr_map(sizeof *m);
-  return m; /* zeroed by mmap */
+  hh_tr_model *m = hh__tr_map(sizeof *m); /* zeroed by mmap */
+  if (m != NULL) m->version = HH_TRACE_VERSION;
+  return m;
 }
+
+void hh__tr_model_set_version(hh_tr_model *m, uint32_t version) { m->version = version; }
 
 /* (In a forked child: the map, up to 64 MiB, goes back rather than being
  * cleared page by page.) */
@@ -42,6 +59,42 @@ void hh__tr_model_reset(hh_tr_model *m) {
   if (m->e != NULL) munmap(m->e, m->cap * sizeof *m->e);
   m->e = NULL;
   m->cap = m->n = 0;
+  if (m->fring != NULL) munmap(m->fring, FRING_BYTES);
+  m->fring = NULL;
+  m->ftab = NULL;
+  m->fring_failed = false;
+  m->nfree = 0;
+}
+
+static inline uint32_t ftab_slot(uint64_t addr) {
+  return (uint32_t)(((addr >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - FTAB_BITS));
+}
+
+/* v4: a block freed (its number is the count after it). */
+static void note_freed(hh_tr_model *m, uint64_t addr) {
+  m->nfree++;
+  if (m->fring == NULL) {
+    if (m->fring_failed) return;
+    m->fring = hh__tr_map(FRING_BYTES);
+    if (m->fring == NULL) {
+      m->fring_failed = true;
+      return;
+    }
+    m->ftab = (uint32_t *)(m->fring + HH_V4_FREED_RING);
+  }
+  m->fring[m->nfree & (HH_V4_FREED_RING - 1)] = addr;
+  m->ftab[ftab_slot(addr)] = (uint32_t)m->nfree;
+}
+
+/* v4: whether addr is one of the last HH_V4_FREED_RING freed blocks (the
+ * table's latest at its slot), its distance in m->freed_d. */
+static inline bool find_freed(hh_tr_model *m, uint64_t addr) {
+  if (m->fring == NULL || addr == 0) return false;
+  uint64_t d = (uint32_t)((uint32_t)m->nfree - m->ftab[ftab_slot(addr)]);
+  if (d >= HH_V4_FREED_RING || d >= m->nfree || m->fring[(m->nfree - d) & (HH_V4_FREED_RING - 1)] != addr)
+    return false;
+  m->freed_d = d;
+  return true;
 }
 
 /* Fibonacci hashing of the address without its alignment bits: one
@@ -51,11 +104,13 @@ static inline size_t slot_of(uint64_t a, size_t mask) {
 }
 
 static void map_put(hh_tr_model *m, uint64_t addr, uint64_t val);
-/* Room for one more (when no memory can be had, or the map is as large as
- * it may grow, it is emptied: frees of older blocks are then written with
- * their addresses). */
+/* Room for one more, the map kept at most a third full (half full, the
+ * backward shifts of map_remove and the probes made the transcoder ~35%
+ * slower on the churn benchmark: 33 against 24 ns per event). When no
+ * memory can be had, or the map is as large as it may grow, it is emptied:
+ * frees of older blocks are then written with their addresses. */
 static void map_room(hh_tr_model *m) {
-  if ((m->n + 1) * 2 <= m->cap) return;
+  if ((m->n + 1) * 3 <= m->cap) return;
   size_t ncap = m->cap ? m->cap * 2 : MAP_MIN;
   entry *e = ncap <= MAP_MAX ? hh__tr_map(ncap * sizeof *e) : NULL;
   if (e == NULL) {
@@ -106,7 +161,7 @@ static void map_remove(hh_tr_model *m, size_t i) {
 /* ---- output streams --------------------------------------------------------- */
 
 typedef struct out {
-  uint8_t *p[HH_V2_STREAMS];
+  uint8_t *p[HH_STREAMS_MAX];
 } out;
 
 static inline void put8(out *o, int s, uint8_t v) { *o->p[s]++ = v; }
@@ -138,6 +193,8 @@ static unsigned addr_code(hh_tr_model *m, uint64_t addr, uint64_t size, uint64_t
     code = (unsigned)li;
   else if (addr == s->next_addr)
     code = HH_V2_ADDR_NEXT;
+  else if (m->version >= 4 && find_freed(m, addr))
+    code = HH_V4_ADDR_FREED;
   else
     code = HH_V2_ADDR_DELTA;
   if (li >= 0 && code == (unsigned)li) hh_v2_lifo_take(lifo, (unsigned)li);
@@ -145,7 +202,22 @@ static unsigned addr_code(hh_tr_model *m, uint64_t addr, uint64_t size, uint64_t
 }
 
 static void addr_fields(hh_tr_model *m, out *o, unsigned code, uint64_t addr) {
-  if (code == HH_V2_ADDR_DELTA) putsv(o, HH_V2_WIDE, (int64_t)(addr - m->s.prev_addr));
+  if (code == HH_V4_ADDR_FREED) {
+    put8(o, HH_V4_FREED_LO, (uint8_t)m->freed_d);
+    put8(o, HH_V4_FREED_HI, (uint8_t)(m->freed_d >> 8));
+  } else if (code == HH_V2_ADDR_DELTA) {
+    int64_t d = (int64_t)(addr - m->s.prev_addr);
+    if (m->version < 4) {
+      putsv(o, HH_V2_WIDE, d);
+      return;
+    }
+    uint64_t z = (d & 15) == 0 ? hh_zigzag(d / 16) : HH_V4_ADDR_ESCAPE;
+    if (z >= HH_V4_ADDR_ESCAPE) z = HH_V4_ADDR_ESCAPE;
+    put8(o, HH_V4_ADDR0, (uint8_t)z);
+    put8(o, HH_V4_ADDR1, (uint8_t)(z >> 8));
+    put8(o, HH_V4_ADDR2, (uint8_t)(z >> 16));
+    if (z == HH_V4_ADDR_ESCAPE) putsv(o, HH_V2_WIDE, d);
+  }
 }
 
 /* Notes a new allocation (after its fields are written). */
@@ -180,6 +252,7 @@ static void freed(hh_tr_model *m, out *o, uint64_t addr, bool push) {
   put16(o, HH_V2_REF_LO, k);
   if (k == 0) putsv(o, HH_V2_WIDE, (int64_t)(addr - s->prev_addr));
   s->prev_addr = addr;
+  if (push && m->version >= 4) note_freed(m, addr);
 }
 
 /* ---- the transcoder ----------------------------------------------------------- */
@@ -187,7 +260,7 @@ static void freed(hh_tr_model *m, out *o, uint64_t addr, bool push) {
 /* Each stream gets 2 * len + 64 bytes while being written: no record adds
  * more than twice its version-1 length to one stream. */
 #define REGION(len) (2 * (len) + 64)
-size_t hh__tr_transcode_room(size_t len) { return HH_V2_STREAMS * REGION(len); }
+size_t hh__tr_transcode_room(size_t len) { return HH_STREAMS_MAX * REGION(len); }
 
 static inline int get(const uint8_t **p, const uint8_t *end, uint64_t *v) { return hh_get_varint(p, end, v); }
 
@@ -195,12 +268,19 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
   /* Streams are laid out REGION(len) bytes apart while written, then
    * packed behind each other. */
   out o;
-  uint8_t *base[HH_V2_STREAMS];
-  for (int i = 0; i < HH_V2_STREAMS; i++) base[i] = o.p[i] = dst + (size_t)i * REGION(len);
+  const int nstreams = hh_event_streams(m->version);
+  const bool v4 = m->version >= 4;
+  uint8_t *base[HH_STREAMS_MAX];
+  for (int i = 0; i < nstreams; i++) base[i] = o.p[i] = dst + (size_t)i * REGION(len);
   const uint8_t *p = raw, *end = raw + len;
-  uint64_t prev = 0; /* version-1 rows: address deltas restart with each buffer */
+  uint64_t prev = 0;        /* version-1 rows: address deltas restart with each buffer */
+  bool after_alloc = false; /* v4: the previous record was an allocation (each chunk starts without) */
   while (p < end) {
     unsigned type = *p++;
+    /* v4: the op byte of a record that follows an allocation goes to a
+     * stream of its own (what follows an allocation is another mix) */
+    const int ops = v4 && after_alloc ? HH_V4_OPS_ALLOC : HH_V2_OPS;
+    after_alloc = (type & 0xf0) == HH_REC_ALLOC || (type & 0xf0) == HH_REC_REALLOC;
     uint64_t dt, da, size, stack, align = 0, v, w;
     const uint8_t *s;
     switch (type & 0xf0) {
@@ -212,14 +292,12 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
         prev = addr;
         unsigned code = addr_code(m, addr, size, 0);
         if (fn == 0) {
-          unsigned fast = code < HH_V2_FAST_LIFO    ? code
-                          : code == HH_V2_ADDR_NEXT ? HH_V2_FAST_NEXT
-                                                    : HH_V2_FAST_WIDE;
-          put8(&o, HH_V2_OPS, (uint8_t)(HH_V2_OP_MALLOC | fast << 4 | (dt < 15 ? dt : 15)));
+          unsigned fast = hh_v2_fast_of(m->version, code);
+          put8(&o, ops, (uint8_t)(HH_V2_OP_MALLOC | fast << 4 | (dt < 15 ? dt : 15)));
           if (dt >= 15) putv(&o, HH_V2_WIDE, dt);
           if (fast == HH_V2_FAST_WIDE) putv(&o, HH_V2_WIDE, code);
         } else {
-          put8(&o, HH_V2_OPS, (uint8_t)(HH_V2_OP_ALLOC + fn));
+          put8(&o, ops, (uint8_t)(HH_V2_OP_ALLOC + fn));
           putv(&o, HH_V2_WIDE, dt);
           putv(&o, HH_V2_WIDE, code);
         }
@@ -235,10 +313,10 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
         uint64_t addr = prev + (uint64_t)hh_unzigzag(da);
         prev = addr;
         if (fn == 9) {
-          put8(&o, HH_V2_OPS, (uint8_t)(HH_V2_OP_FREE | (dt < 63 ? dt : 63)));
+          put8(&o, ops, (uint8_t)(HH_V2_OP_FREE | (dt < 63 ? dt : 63)));
           if (dt >= 63) putv(&o, HH_V2_WIDE, dt);
         } else {
-          put8(&o, HH_V2_OPS, (uint8_t)(HH_V2_OP_FREE_FN + fn));
+          put8(&o, ops, (uint8_t)(HH_V2_OP_FREE_FN + fn));
           putv(&o, HH_V2_WIDE, dt);
         }
         freed(m, &o, addr, true);
@@ -252,7 +330,7 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
           goto bad;
         uint64_t old = prev + (uint64_t)hh_unzigzag(da), addr = old + (uint64_t)hh_unzigzag(dn);
         prev = addr;
-        put8(&o, HH_V2_OPS, (uint8_t)(HH_V2_OP_REALLOC + fn));
+        put8(&o, ops, (uint8_t)(HH_V2_OP_REALLOC + fn));
         putv(&o, HH_V2_WIDE, dt);
         freed(m, &o, old, false);
         unsigned code = addr_code(m, addr, size, old);
@@ -266,12 +344,12 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
         switch (type) {
           case HH_REC_CHUNK_TIME:
             if (get(&p, end, &v)) goto bad;
-            put8(&o, HH_V2_OPS, HH_V2_OP_CHUNK_TIME);
+            put8(&o, ops, HH_V2_OP_CHUNK_TIME);
             putv(&o, HH_V2_WIDE, v);
             break;
           case HH_REC_SAMPLE_WEIGHT:
             if (get(&p, end, &v)) goto bad;
-            put8(&o, HH_V2_OPS, HH_V2_OP_WEIGHT);
+            put8(&o, ops, HH_V2_OP_WEIGHT);
             putv(&o, HH_V2_WIDE, v);
             break;
           case HH_REC_THREAD:
@@ -279,7 +357,7 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
               goto bad;
             s = p;
             p += size;
-            put8(&o, HH_V2_OPS, HH_V2_OP_THREAD);
+            put8(&o, ops, HH_V2_OP_THREAD);
             putv(&o, HH_V2_WIDE, v);
             putv(&o, HH_V2_WIDE, w);
             putv(&o, HH_V2_WIDE, size);
@@ -292,9 +370,9 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
     }
   }
   /* The payload: the streams' lengths, then the streams. */
-  uint8_t table[HH_V2_STREAMS * HH_VARINT_MAX], *t = table;
+  uint8_t table[HH_STREAMS_MAX * HH_VARINT_MAX], *t = table;
   size_t total = 0;
-  for (int i = 0; i < HH_V2_STREAMS; i++) {
+  for (int i = 0; i < nstreams; i++) {
     sizes[i] = (size_t)(o.p[i] - base[i]);
     t = hh__tr_varint(t, sizes[i]);
   }
@@ -302,7 +380,7 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
    * table's length (less than its region's slack), the others down. */
   size_t tlen = (size_t)(t - table);
   uint8_t *w8 = dst + tlen;
-  for (int i = 0; i < HH_V2_STREAMS; i++) {
+  for (int i = 0; i < nstreams; i++) {
     memmove(w8, base[i], sizes[i]);
     w8 += sizes[i];
   }

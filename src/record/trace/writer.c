@@ -244,9 +244,9 @@ static bool ctx_ready(ctx *c) {
  * its own (a frame's entropy tables then fit its stream), the frames one
  * after the other; 0 when that does not make it smaller. */
 static size_t compress_streams(ctx *c, uint8_t *dst, size_t cap, const uint8_t *src,
-                               const size_t sizes[HH_V2_STREAMS], size_t total) {
+                               const size_t sizes[HH_STREAMS_MAX], size_t total) {
   size_t stored = 0;
-  for (int i = 0; i < HH_V2_STREAMS; i++) {
+  for (int i = 0; i < HH_STREAMS_MAX; i++) {
     if (sizes[i] == 0) continue;
     size_t z = ZSTD_compressCCtx(c->cctx, dst + stored, cap - stored, src, sizes[i], ZSTD_LEVEL);
     if (ZSTD_isError(z)) return 0;
@@ -271,8 +271,8 @@ void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_
   size_t cap = c->out_cap - HH_CHUNK_HEADER_BYTES, stored = 0;
   uint32_t enc = HH_CHUNK_RAW;
   if (model != NULL && len <= HH_TR_BUF_CAP) {
-    /* A thread's events: a version-2 event chunk. */
-    size_t sizes[HH_V2_STREAMS];
+    /* A thread's events: an event chunk (model.h). */
+    size_t sizes[HH_STREAMS_MAX] = {0};
     size_t n = hh__tr_transcode(model, raw, len, c->events, sizes);
     if (n == 0) { /* cannot happen: our own rows */
       errno = EINVAL;
