@@ -622,6 +622,7 @@ static void consume(state *s, pass_state *p, const hh_event *evs, size_t n) {
         thread_slot(s, ev->u.thread->index); /* threads that never allocate are listed too */
         break;
       case HH_EV_END:
+      case HH_EV_EXEC: /* the program went on as another: its own run ended here */
         p->end = true;
         p->end_time = ev->time;
         break;

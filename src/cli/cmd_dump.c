@@ -205,6 +205,13 @@ int hh_cmd_dump(int argc, char **argv) {
         put_time(out, ev.time);
         fprintf(out, " events=%" PRIu64 "\n", ev.u.end_events);
         break;
+      case HH_EV_EXEC:
+        fputs("exec t=", out);
+        put_time(out, ev.time);
+        fprintf(out, " events=%" PRIu64 " path=", ev.u.exec.events);
+        put_string(out, ev.u.exec.path);
+        fputc('\n', out);
+        break;
     }
   }
   fflush(out);

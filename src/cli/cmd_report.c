@@ -44,7 +44,9 @@ static void warn_cb(void *arg, const char *message) {
   fprintf(stderr, "heaphook report: warning: %s\n", message);
 }
 
-static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
+static double pct(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
 
 static void put_bytes(FILE *out, uint64_t bytes) {
   char buf[32];
@@ -65,7 +67,8 @@ static void text_site_line(const ctx *c, hh_cost cost, size_t rank, const hh_sit
   switch (cost) {
     case HH_COST_PEAK:
       put_bytes(out, s->peak_bytes);
-      fprintf(out, " in %" PRIu64 " blocks, %.1f%% of the peak\n", s->peak_blocks, pct(s->peak_bytes, a->peak_bytes));
+      fprintf(out, " in %" PRIu64 " blocks, %.1f%% of the peak\n", s->peak_blocks,
+              pct(s->peak_bytes, a->peak_bytes));
       break;
     case HH_COST_ALLOCATIONS:
       fprintf(out, "%" PRIu64 " allocations, %.1f%% of all; ", s->allocations, pct(s->allocations, c->calls));
@@ -133,11 +136,15 @@ static void text_report(const ctx *c, const char *path) {
     for (int i = 0; i < argc; i++) fprintf(out, " %s", argv[i]);
     fputc('\n', out);
   }
+  if (hh_reader_exec(c->r))
+    fprintf(out, "exec'd: %s; the trace ends there (what was allocated then counts as leaked)\n",
+            hh_reader_exec(c->r)[0] ? hh_reader_exec(c->r) : "a program by descriptor");
   if (a->status != HH_READ_OK)
     fprintf(out, "%s: %s; the numbers cover the run up to there\n",
             a->status == HH_READ_NO_END ? "warning" : "error", a->status_message);
   if (a->sampled)
-    fprintf(out, "sampled trace (one sample per %" PRIu64 " bytes on average): bytes and counts are estimates\n",
+    fprintf(out,
+            "sampled trace (one sample per %" PRIu64 " bytes on average): bytes and counts are estimates\n",
             a->sample_bytes);
   if (a->late_events)
     fprintf(out, "warning: %" PRIu64 " events came too late to be put in time order\n", a->late_events);
@@ -150,7 +157,8 @@ static void text_report(const ctx *c, const char *path) {
   fputs("  allocated      ", out);
   put_bytes(out, a->bytes_allocated);
   fputc('\n', out);
-  fprintf(out, "  temporary      %" PRIu64 " (%.1f%% of allocations)\n", a->temporary, pct(a->temporary, c->calls));
+  fprintf(out, "  temporary      %" PRIu64 " (%.1f%% of allocations)\n", a->temporary,
+          pct(a->temporary, c->calls));
   fputs("  peak           ", out);
   put_bytes(out, a->peak_bytes);
   fprintf(out, " in %" PRIu64 " blocks at %s\n", a->peak_blocks, when(b2, sizeof b2, a->peak_time_ns));
@@ -163,7 +171,8 @@ static void text_report(const ctx *c, const char *path) {
     fputc('\n', out);
   }
   if (a->unknown_frees)
-    fprintf(out, "  unknown frees  %" PRIu64 " (blocks allocated before the trace started)\n", a->unknown_frees);
+    fprintf(out, "  unknown frees  %" PRIu64 " (blocks allocated before the trace started)\n",
+            a->unknown_frees);
 
   text_ranking(c, HH_COST_PEAK, "peak: call sites holding the peak, by bytes");
   text_ranking(c, HH_COST_ALLOCATIONS, "call sites by number of allocations");
@@ -189,7 +198,8 @@ static void text_report(const ctx *c, const char *path) {
   fprintf(out, "\nthreads (%zu):\n", a->nthreads);
   for (size_t i = 0; i < a->nthreads; i++) {
     const hh_thread_stats *t = &a->threads[i];
-    fprintf(out, "  thread %" PRIu32 " \"%s\" (tid %" PRIu64 "): %" PRIu64 " allocations, %" PRIu64 " frees, ",
+    fprintf(out,
+            "  thread %" PRIu32 " \"%s\" (tid %" PRIu64 "): %" PRIu64 " allocations, %" PRIu64 " frees, ",
             t->index, t->name ? t->name : "", t->tid, t->allocations, t->frees);
     put_bytes(out, t->bytes);
     fputs(" allocated, ", out);
@@ -214,8 +224,8 @@ static void json_site(const ctx *c, const hh_site *s, const char *indent) {
           "%s{\"stack_id\": %" PRIu64 ", \"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64
           ", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"peak_blocks\": %" PRIu64
           ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 ",\n%s \"function\": ",
-          indent, s->stack, s->allocations, s->bytes, s->temporary, s->peak_bytes, s->peak_blocks, s->leaked_bytes,
-          s->leaked_blocks, indent);
+          indent, s->stack, s->allocations, s->bytes, s->temporary, s->peak_bytes, s->peak_blocks,
+          s->leaked_bytes, s->leaked_blocks, indent);
   hh_json_put_string(out, n ? frames[0]->function : NULL, 0);
   fputs(", \"location\": ", out);
   if (n && frames[0]->file) {
@@ -251,8 +261,8 @@ static void json_report(const ctx *c, const char *path) {
   fputs("{\n  \"schema\": \"heaphook-report\",\n  \"version\": 1,\n", out);
   fputs("  \"trace\": {\"path\": ", out);
   hh_json_put_string(out, path, 0);
-  fprintf(out, ", \"pid\": %" PRIu32 ", \"ppid\": %" PRIu32 ", \"start_wall_ns\": %" PRIu64 ",\n", h->pid, h->ppid,
-          h->start_wall_ns);
+  fprintf(out, ", \"pid\": %" PRIu32 ", \"ppid\": %" PRIu32 ", \"start_wall_ns\": %" PRIu64 ",\n", h->pid,
+          h->ppid, h->start_wall_ns);
   fprintf(out, "    \"status\": \"%s\", \"message\": ", hh_report_status_word(a->status));
   hh_json_put_string(out, a->status_message, 0);
   fprintf(out, ",\n    \"sampled\": %s, \"sample_bytes\": %" PRIu64 ", \"late_events\": %" PRIu64 ",\n",
@@ -267,7 +277,9 @@ static void json_report(const ctx *c, const char *path) {
     if (i) fputs(", ", out);
     hh_json_put_string(out, argv[i], 0);
   }
-  fputs("]},\n", out);
+  fputs("], \"exec\": ", out);
+  hh_json_put_string(out, hh_reader_exec(c->r), 0);
+  fputs("},\n", out);
   fprintf(out,
           "  \"totals\": {\"duration_ns\": %" PRIu64 ", \"events\": %" PRIu64 ", \"allocations\": %" PRIu64
           ", \"frees\": %" PRIu64 ", \"reallocs\": %" PRIu64 ",\n    \"bytes_allocated\": %" PRIu64
@@ -288,8 +300,8 @@ static void json_report(const ctx *c, const char *path) {
     if (!a->histogram.count[k]) continue;
     uint64_t lo = k ? (uint64_t)1 << k : 0, hi = k < 63 ? ((uint64_t)1 << (k + 1)) - 1 : UINT64_MAX;
     fprintf(out,
-            "%s\n    {\"min_size_bytes\": %" PRIu64 ", \"max_size_bytes\": %" PRIu64 ", \"allocations\": %" PRIu64
-            ", \"bytes\": %" PRIu64 "}",
+            "%s\n    {\"min_size_bytes\": %" PRIu64 ", \"max_size_bytes\": %" PRIu64
+            ", \"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
             first ? "" : ",", lo, hi, a->histogram.count[k], a->histogram.bytes[k]);
     first = false;
   }
@@ -297,12 +309,15 @@ static void json_report(const ctx *c, const char *path) {
   fputs("  \"threads\": [", out);
   for (size_t i = 0; i < a->nthreads; i++) {
     const hh_thread_stats *t = &a->threads[i];
-    fprintf(out, "%s\n    {\"index\": %" PRIu32 ", \"tid\": %" PRIu64 ", \"name\": ", i ? "," : "", t->index, t->tid);
+    fprintf(out, "%s\n    {\"index\": %" PRIu32 ", \"tid\": %" PRIu64 ", \"name\": ", i ? "," : "", t->index,
+            t->tid);
     hh_json_put_string(out, t->name ? t->name : "", 0);
     fprintf(out,
-            ", \"allocations\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"temporary\": %" PRIu64
-            ", \"peak_bytes\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 "}",
-            t->allocations, t->frees, t->bytes, t->temporary, t->peak_bytes, t->leaked_bytes, t->leaked_blocks);
+            ", \"allocations\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes\": %" PRIu64
+            ", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64
+            ", \"leaked_blocks\": %" PRIu64 "}",
+            t->allocations, t->frees, t->bytes, t->temporary, t->peak_bytes, t->leaked_bytes,
+            t->leaked_blocks);
   }
   fputs(a->nthreads ? "\n  ],\n" : "],\n", out);
   fputs("  \"markers\": [", out);

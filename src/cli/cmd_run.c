@@ -72,13 +72,13 @@ static void expand(const char *pattern, const char *pid, char *out, size_t size)
   out[n] = 0;
 }
 
-/* The program's own trace: the first of pattern's expansions for its pid
- * written during this run (an exec'd program gets "<pid>.1", ...). */
-static int find_trace(const char *pattern, pid_t pid, uint64_t since_ns, char *out, size_t size,
-                      unsigned *more) {
-  int found = -1;
-  *more = 0;
-  for (int seq = 0; seq < 100; seq++) {
+/* The traces of the program's process written during this run, in the
+ * order its programs ran: "<pid>", then "<pid>.1", "<pid>.2", ... for each
+ * program it exec'd in turn (a wrapper such as env, a shell script that
+ * execs, a version manager's shim). Returns how many (at most max). */
+static int find_traces(const char *pattern, pid_t pid, uint64_t since_ns, char (*out)[PATH_MAX], int max) {
+  int found = 0;
+  for (int seq = 0; seq < 100 && found < max; seq++) {
     char pidtext[32], path[PATH_MAX];
     if (seq)
       snprintf(pidtext, sizeof pidtext, "%d.%d", (int)pid, seq);
@@ -95,17 +95,38 @@ static int find_trace(const char *pattern, pid_t pid, uint64_t since_ns, char *o
     const hh_trace_header *h = hh_reader_header(r);
     bool ours = h->pid == (uint32_t)pid && h->start_wall_ns + 1000000000ull >= since_ns;
     hh_reader_close(r);
-    if (ours) {
-      if (found < 0) {
-        snprintf(out, size, "%s", path);
-        found = 0;
-      } else {
-        (*more)++;
-      }
-    }
+    if (ours) snprintf(out[found++], PATH_MAX, "%s", path);
     if (!strstr(pattern, "%p")) break;
   }
   return found;
+}
+
+/* The name of the program a trace recorded (its COMMAND record, in the
+ * first chunk), or "?". */
+static void program_of(const char *path, char *out, size_t size) {
+  snprintf(out, size, "?");
+  hh_reader *r = hh_reader_open(path, NULL, 0);
+  if (!r) return;
+  hh_event ev;
+  for (int i = 0; i < 100000 && hh_reader_next(r, &ev); i++) {
+    if (ev.kind != HH_EV_COMMAND) continue;
+    const char *const *argv;
+    const char *exe;
+    hh_reader_command(r, &argv, &exe);
+    const char *slash = exe ? strrchr(exe, '/') : NULL;
+    snprintf(out, size, "%s", slash ? slash + 1 : exe && *exe ? exe : "?");
+    break;
+  }
+  hh_reader_close(r);
+}
+
+/* A path as the user would type it: relative to the working directory when
+ * it is below it. */
+static const char *shown(const char *path) {
+  static char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd)) return path;
+  size_t n = strlen(cwd);
+  return strncmp(path, cwd, n) == 0 && path[n] == '/' ? path + n + 1 : path;
 }
 
 static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
@@ -120,8 +141,12 @@ static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
             hh_cli_bytes(b, sizeof b, s->peak_bytes), hh_cli_duration(c, sizeof c, s->peak_time));
   else
     fprintf(stderr, "heaphook: peak 0 bytes in use\n");
-  fprintf(stderr, "heaphook: leaked %" PRIu64 " bytes (%s) in %" PRIu64 " blocks at exit\n", s->leaked_bytes,
-          hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks);
+  if (hh_reader_exec(r))
+    fprintf(stderr, "heaphook: %" PRIu64 " bytes (%s) in %" PRIu64 " blocks still allocated at the exec\n",
+            s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks);
+  else
+    fprintf(stderr, "heaphook: leaked %" PRIu64 " bytes (%s) in %" PRIu64 " blocks at exit\n",
+            s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks);
   struct stat st;
   uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
   fprintf(stderr, "heaphook: trace %s (%s, %" PRIu64 " chunks)\n", path, hh_cli_bytes(a, sizeof a, size),
@@ -250,28 +275,49 @@ int hh_cmd_run(int argc, char **argv) {
     fprintf(stderr, "heaphook: %s was killed by signal %d (%s)\n", prog[0], sig, strsignal(sig));
   }
 
-  char path[PATH_MAX];
-  unsigned more;
-  if (find_trace(pattern, pid, start_ns, path, sizeof path, &more) != 0) {
+  enum { CHAIN_MAX = 100 };
+  char(*paths)[PATH_MAX] = calloc(CHAIN_MAX, PATH_MAX);
+  if (!paths) {
+    hh_cli_error("run", "out of memory");
+    return code;
+  }
+  int n = find_traces(pattern, pid, start_ns, paths, CHAIN_MAX);
+  if (n == 0) {
     /* exec failed (127/126: said above) or the tracer could not write (it said why) */
     if (code != 127 && code != 126) hh_cli_error("run", "no trace was written for %s", prog[0]);
+    free(paths);
     return code;
+  }
+  /* The process exec'd other programs: the summary is the last one's (the
+   * program a wrapper or script started), the chain is told first. */
+  const char *path = paths[n - 1];
+  char last[256];
+  program_of(path, last, sizeof last);
+  if (n > 1) {
+    fprintf(stderr, "heaphook: process %d ran %d programs in turn (exec):", (int)pid, n);
+    for (int i = 0; i < n; i++) {
+      char name[256];
+      if (i == n - 1)
+        snprintf(name, sizeof name, "%s", last);
+      else
+        program_of(paths[i], name, sizeof name);
+      fprintf(stderr, "%s %s", i ? " ->" : "", name);
+    }
+    fprintf(stderr, "; the summary is %s's, the other traces %s%s%s\n", last, shown(paths[0]),
+            n > 2 ? " to " : "", n > 2 ? shown(paths[n - 2]) : "");
   }
   hh_reader *r = hh_cli_open_trace("run", path);
   if (r) {
     hh_summary s;
     hh_summarize(r, &s);
-    /* show the path as the user would type it */
-    char cwd[PATH_MAX];
-    const char *shown = path;
-    if (getcwd(cwd, sizeof cwd)) {
-      size_t n = strlen(cwd);
-      if (strncmp(path, cwd, n) == 0 && path[n] == '/') shown = path + n + 1;
-    }
-    print_summary(shown, &s, r);
-    if (more)
-      fprintf(stderr, "heaphook: and %u more traces from programs it exec'd (pid.N in the name)\n", more);
+    print_summary(shown(path), &s, r);
+    if (hh_reader_exec(r))
+      fprintf(stderr,
+              "heaphook: note: %s then exec'd %s, which was not traced (a static or set-user-ID program, "
+              "or HEAPHOOK_TRACE_CHILDREN=0)\n",
+              last, hh_reader_exec(r)[0] ? hh_reader_exec(r) : "a program by descriptor");
     hh_reader_close(r);
   }
+  free(paths);
   return code;
 }

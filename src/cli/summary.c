@@ -99,6 +99,7 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
         if (!live_del(&t, ev.addr)) s->unknown_frees++;
         break;
       case HH_EV_END:
+      case HH_EV_EXEC:
         if (ev.time > s->end_time) s->end_time = ev.time;
         continue;
       case HH_EV_THREAD:

@@ -3,7 +3,8 @@
  * replaced: exec runs no destructors, so without this the tracer's last
  * buffered events of a program that execs would be lost.
  *
- * Each wrapper tells the recorders (hh__before_exec), then calls the next
+ * Each wrapper tells the recorders (hh__before_exec, with the program's
+ * path or name as given), then calls the next
  * definition of the same function (glibc's). If the exec fails the program
  * goes on and so does recording: nothing was closed, only written early.
  * glibc's own exec functions call its internal __execve, not these, so each
@@ -28,11 +29,11 @@
  * hook on this thread: the recorders may hold their locks there, and waiting
  * for them would hang the program. What this thread had buffered is then
  * lost, as with _exit. */
-static void hh__before_exec(void) {
+static void hh__before_exec(const char *path) {
   if (hh__in_hook) return;
   int saved = errno;
   hh__in_hook = true;
-  hh__trace_before_exec();
+  hh__trace_before_exec(path);
   hh__in_hook = false;
   errno = saved;
 }
@@ -55,37 +56,37 @@ typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int)
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
   NEXT(execve_fn, execve);
-  hh__before_exec();
+  hh__before_exec(path);
   return next_execve(path, argv, envp);
 }
 
 EXPORT int execv(const char *path, char *const argv[]) {
   NEXT(execv_fn, execv);
-  hh__before_exec();
+  hh__before_exec(path);
   return next_execv(path, argv);
 }
 
 EXPORT int execvp(const char *file, char *const argv[]) {
   NEXT(execv_fn, execvp);
-  hh__before_exec();
+  hh__before_exec(file);
   return next_execvp(file, argv);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
   NEXT(execve_fn, execvpe);
-  hh__before_exec();
+  hh__before_exec(file);
   return next_execvpe(file, argv, envp);
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
   NEXT(fexecve_fn, fexecve);
-  hh__before_exec();
+  hh__before_exec(NULL);
   return next_fexecve(fd, argv, envp);
 }
 
 EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
   NEXT(execveat_fn, execveat);
-  hh__before_exec();
+  hh__before_exec(path);
   return next_execveat(dirfd, path, argv, envp, flags);
 }
 

@@ -68,6 +68,7 @@ enum {
   HH_REC_COMMAND = 0x46,
   HH_REC_SAMPLE_WEIGHT = 0x47,
   HH_REC_END = 0x48,
+  HH_REC_EXEC = 0x49, /* version 4 */
 };
 
 /* Hooked functions whose ALLOC record carries an alignment. */

@@ -209,7 +209,8 @@ struct hh_reader {
   size_t nthreads, threads_cap;
   u64map thread_map; /* thread index -> position in threads */
 
-  hh_strset markers; /* interned marker names */
+  hh_strset markers;     /* interned marker names (and exec'd programs) */
+  const char *exec_path; /* the last EXEC record's program, unless END followed */
 
   char **argv; /* NULL-terminated */
   int argc;
@@ -442,6 +443,7 @@ uint64_t hh_reader_chunks(const hh_reader *r) { return r->chunks; }
 uint64_t hh_reader_offset(const hh_reader *r) { return r->offset; }
 uint64_t hh_reader_file_size(const hh_reader *r) { return r->file_size; }
 uint64_t hh_reader_end_events(const hh_reader *r) { return r->end_events; }
+const char *hh_reader_exec(const hh_reader *r) { return r->exec_path; }
 uint64_t hh_reader_model_bytes(const hh_reader *r) { return r->v2_bytes; }
 
 /* ---- chunks ----------------------------------------------------------------*/
@@ -873,11 +875,37 @@ static int decode(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
       }
       r->end_ticks = a;
       r->end_events = b;
+      r->exec_path = NULL;
       if (pass == PASS_DEFS || pass == PASS_LAZY) return 0;
       ev->kind = HH_EV_END;
       ev->time = ticks_ns(r, a);
       ev->u.end_events = b;
       return 1;
+    case HH_REC_EXEC: {
+      /* The program became another: its trace ends here, as with END,
+       * unless the exec failed (more records and END follow). */
+      const char *s;
+      size_t n;
+      GETV(a);
+      GETV(b);
+      GETS(s, n);
+      if (pass == PASS_EVENTS) return 0;
+      r->seen_end = true;
+      r->end_chunk = c->chunk_no;
+      if (r->status == HH_READ_NO_END) {
+        r->status = HH_READ_OK;
+        r->msg[0] = 0;
+      }
+      r->end_ticks = a;
+      r->end_events = b;
+      r->exec_path = hh_strset_intern(&r->markers, s, n);
+      if (pass == PASS_DEFS || pass == PASS_LAZY) return 0;
+      ev->kind = HH_EV_EXEC;
+      ev->time = ticks_ns(r, a);
+      ev->u.exec.path = r->exec_path;
+      ev->u.exec.events = b;
+      return 1;
+    }
     default:
       break;
   }
@@ -1843,11 +1871,18 @@ int hh_merge_next(hh_merge *m, hh_event *ev) {
       return 1;
     }
     if (r->seen_end && !m->end_given && (r->status == HH_READ_OK || r->end_chunk < r->status_chunk)) {
+      /* the last event: END, or the EXEC that ended the program */
       m->end_given = true;
       memset(ev, 0, sizeof *ev);
-      ev->kind = HH_EV_END;
       ev->time = ticks_ns(r, r->end_ticks);
-      ev->u.end_events = r->end_events;
+      if (r->exec_path != NULL) {
+        ev->kind = HH_EV_EXEC;
+        ev->u.exec.path = r->exec_path;
+        ev->u.exec.events = r->end_events;
+      } else {
+        ev->kind = HH_EV_END;
+        ev->u.end_events = r->end_events;
+      }
       return 1;
     }
     return 0;
@@ -1887,6 +1922,8 @@ const char *hh_ev_kind_name(hh_ev_kind kind) {
       return "command";
     case HH_EV_END:
       return "end";
+    case HH_EV_EXEC:
+      return "exec";
   }
   return "?";
 }

@@ -54,6 +54,8 @@ typedef enum hh_ev_kind {
   HH_EV_MARKER,        /* u.marker */
   HH_EV_COMMAND,       /* see hh_reader_command */
   HH_EV_END,           /* u.end_events */
+  HH_EV_EXEC,          /* u.exec: the program exec'd another (in file order where the record is; merged,
+                          in END's place when it ended the trace: hh_reader_exec) */
 } hh_ev_kind;
 
 typedef struct hh_trace_segment {
@@ -111,6 +113,10 @@ typedef struct hh_event {
       uint64_t rss;
       const char *marker; /* interned: equal names, equal pointers */
       uint64_t end_events;
+      struct {
+        const char *path; /* as the program gave it ("" for a descriptor) */
+        uint64_t events;  /* written before it */
+      } exec;
     } u;
   };
 } hh_event;
@@ -154,6 +160,11 @@ uint64_t hh_reader_chunks(const hh_reader *r);     /* complete chunks read */
 uint64_t hh_reader_offset(const hh_reader *r);     /* file bytes consumed */
 uint64_t hh_reader_file_size(const hh_reader *r);  /* at open; 0 if unknown */
 uint64_t hh_reader_end_events(const hh_reader *r); /* END's count; 0 before END */
+/* The program the traced one exec'd where its trace ends (EXEC record, format
+ * 4: the trace is whole, its END is that record), or NULL when the trace
+ * ends otherwise; valid for the reader's life. An exec that failed is
+ * followed by more records and END, and is not one. */
+const char *hh_reader_exec(const hh_reader *r);
 /* Bytes the reader holds for decoding version-2 event chunks (the threads'
  * models): they grow with the allocations and size classes the chunks hold,
  * not with the number of chunks or threads. */

@@ -29,6 +29,42 @@ case $case_name in
     ls heaplog.*.hhtrace >/dev/null 2>&1 || fail "no heaplog.<pid>.hhtrace written"
     expect_in err2 "heaphook: trace heaplog."
     ;;
+  run_exec_chain)
+    # Started through a wrapper that execs it (env here; shell scripts,
+    # version managers' shims): the summary is the program's, the wrapper
+    # is named, and the wrapper's trace is whole (it ends in an EXEC record,
+    # not "killed"). Before, the summary was env's, with a note that the
+    # program "was killed or is still running".
+    name=$(basename "$prog")
+    "$hh" run -o "$work/t.%p.hhtrace" -- env "$prog" >out 2>err
+    expect_rc 0 $? "run through env"
+    pid=$(sed -n 's/^heaphook: process \([0-9]*\) ran .*/\1/p' err)
+    expect_line err "heaphook: process $pid ran 2 programs in turn (exec): env -> $name; the summary is $name's, the other traces t.$pid.hhtrace"
+    expect_line err "heaphook: 4 allocations, 2 frees, 1 reallocs; 14.7 KiB allocated in all"
+    expect_line err "heaphook: leaked 7000 bytes (6.8 KiB) in 2 blocks at exit"
+    expect_line err "heaphook: trace t.$pid.1.hhtrace ($(stat -c %s t.$pid.1.hhtrace | awk '{printf "%.1f KiB", $1 / 1024}'), 3 chunks)"
+    grep -q "note" err && fail "a note about a whole run: $(cat err)"
+    "$hh" dump "t.$pid.hhtrace" >dump 2>derr
+    expect_rc 0 $? "dump of the wrapper's trace"
+    [ -s derr ] && fail "dump warned: $(cat derr)"
+    grep -q "^exec t=[0-9.]* events=[0-9]* path=\"$prog\"$" dump || fail "no EXEC line: $(tail -3 dump)"
+    grep -q "^end " dump && fail "an END after the exec: $(tail -3 dump)"
+    "$hh" report "t.$pid.hhtrace" >rep 2>rerr
+    expect_rc 0 $? "report of the wrapper's trace"
+    expect_line rep "exec'd: $prog; the trace ends there (what was allocated then counts as leaked)"
+    grep -q "warning" rep && fail "report warned: $(cat rep)"
+    "$hh" report --json "t.$pid.hhtrace" >rep.json 2>/dev/null
+    expect_in rep.json "\"exec\": \"$prog\""
+    "$hh" report --json "t.$pid.1.hhtrace" >rep1.json 2>/dev/null
+    expect_in rep1.json '"exec": null'
+    # The program itself not traced: the wrapper's summary says so.
+    rm -f t.*
+    HEAPHOOK_TRACE_CHILDREN=0 "$hh" run -o "$work/t.%p.hhtrace" -- env "$prog" >out 2>err
+    expect_rc 0 $? "run through env, children off"
+    expect_in err " blocks still allocated at the exec"
+    expect_line err "heaphook: note: env then exec'd $prog, which was not traced (a static or set-user-ID program, or HEAPHOOK_TRACE_CHILDREN=0)"
+    [ "$(ls t.* | wc -l)" = 1 ] || fail "traces with children off: $(ls t.*)"
+    ;;
   run_exit_status)
     "$hh" run -o t.hhtrace -- "$prog" 3 2>err
     expect_rc 3 $? "a program exiting with 3"

@@ -190,11 +190,18 @@ case $what in
     dump "f.$child.hhtrace" c.txt
     dump "f.$parent.1.hhtrace" e.txt
     # The parent's trace: its events up to the exec (written then, the failed
-    # exec changing nothing), no END (exec runs no destructors); none of the
-    # child's or the exec'd program's.
+    # exec changing nothing), an EXEC record for each exec tried (the failed
+    # one, then the one that replaced the program), no END (exec runs no
+    # destructors), read as whole; none of the child's or the exec'd
+    # program's.
     expect 50 p.txt "alloc malloc T=1 size=111 " "stack=many@hh_trace_fork;parent_alloc@hh_trace_fork"
     expect 25 p.txt "alloc malloc T=1 size=444 " "stack=many@hh_trace_fork;before_exec@hh_trace_fork"
     expect 5 p.txt "alloc malloc T=1 size=555 " "stack=many@hh_trace_fork;after_failed_exec@hh_trace_fork"
+    [ "$(grep -E '^(exec|end) ' p.txt | cut -d' ' -f1,3)" = "$(printf 'exec /does-not-exist/at-all\nexec /proc/self/exe')" ] ||
+      fail "the parent's EXEC and END records: $(grep -E '^(exec|end) ' p.txt)"
+    [ "$(awk '$1 == "exec" { n = $2 } END { print n }' p.txt)" = "$(events p.txt)" ] ||
+      fail "the last EXEC says $(awk '$1 == "exec" { n = $2 } END { print n }' p.txt) events, the trace holds $(events p.txt)"
+    grep -q '^status OK ' p.txt || fail "parent's trace: $(grep '^status' p.txt)"
     expect 0 e.txt "size=444 "
     expect 0 p.txt "size=222 "
     expect 0 p.txt "size=333 "

@@ -121,6 +121,9 @@ int main(int argc, char **argv) {
       case HH_EV_END:
         printf("end %" PRIu64 "\n", ev.u.end_events);
         break;
+      case HH_EV_EXEC:
+        printf("exec %" PRIu64 " %s\n", ev.u.exec.events, ev.u.exec.path);
+        break;
       case HH_EV_STACK:
         break;
     }

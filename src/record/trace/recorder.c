@@ -592,11 +592,28 @@ static void at_child(void) {
  * rather than the program hung) when the exec comes from a signal handler
  * that interrupted this thread while it held the tracer's locks: inside the
  * hook (the caller checks), between the fork handlers, in its exit's flush. */
-void hh__trace_before_exec(void) {
+/* Before an exec: what this thread and the writer's queue hold, then an
+ * EXEC record (time, events written, the program), so that the reader
+ * knows the program went on as another program rather than died (a failed
+ * exec is followed by more records and, at exit, END). The other threads'
+ * buffers are not written: exec ends them as it ends the program. */
+void hh__trace_before_exec(const char *path) {
   if (!atomic_load(&hh__tr_active) || (pid_t)syscall(SYS_getpid) != owner_pid || t_locked_outside_hook)
     return;
   write_lock_take();
   write_all_own_locked(tls_ts);
+  size_t n = path != NULL ? strnlen(path, 4096) : 0;
+  hh__tr_meta_lock();
+  uint8_t *p = hh__tr_proc_reserve(1 + 3 * HH_VARINT_MAX + n);
+  if (p != NULL) {
+    *p++ = HH_REC_EXEC;
+    p = hh__tr_varint(p, hh__tr_now());
+    p = hh__tr_varint(p, hh__tr_events_written());
+    p = hh__tr_string(p, path != NULL ? path : "", n);
+    hh__tr_proc_commit(p);
+  }
+  hh__tr_proc_flush_locked();
+  hh__tr_meta_unlock();
   pthread_mutex_unlock(&write_lock);
 }
 

@@ -12,12 +12,13 @@ extern const hh_recorder hh__trace_recorder;
 /* Writes a MARKER record (nothing when the tracer is not recording). */
 void hh__trace_marker(const char *name);
 
-/* The program is about to exec (src/hook/exec.c): the calling thread's
- * buffered events and the process records are written and the writer has
+/* The program is about to exec `path` (src/hook/exec.c; NULL when it is a
+ * descriptor): the calling thread's buffered events, the process records
+ * and an EXEC record naming the program are written, and the writer has
  * written everything queued before this returns. Nothing is closed: if the
  * exec fails, recording goes on. Other threads' buffers are not written
  * (exec ends those threads wherever they are; writing a buffer that its
  * thread may still hand over would duplicate its events). */
-void hh__trace_before_exec(void);
+void hh__trace_before_exec(const char *path);
 
 #endif
