@@ -445,6 +445,110 @@ static void test_header_only_has_no_end(void **state) {
   tb_free_all(&b);
 }
 
+/* EXEC records (a program that execs another): one followed by more
+ * records and END is an exec that failed; one where the trace ends makes
+ * the trace whole, the last event of the merge, and hh_reader_exec names
+ * the program. A record cut inside its string is damage. */
+static void build_exec(tb *b, bool then_end) {
+  tb_init(b, 0, 1000000000u);
+  tb_chunk_begin(b, 0, 0);
+  tb_stack(b, 1, 0, 0x1000);
+  tb_chunk_end(b, HH_CHUNK_RAW);
+  tb_chunk_begin(b, 1, 100);
+  tb_alloc(b, 0, 100, 0x5000, 64, 1, 0);
+  tb_alloc(b, 0, 200, 0x6000, 64, 1, 0);
+  tb_chunk_end(b, HH_CHUNK_RAW);
+  tb_chunk_begin(b, 0, 300);
+  tb_exec(b, 300, 2, "/no/such/program"); /* failed: the program goes on */
+  tb_chunk_end(b, HH_CHUNK_RAW);
+  tb_chunk_begin(b, 1, 400);
+  tb_free(b, 9, 400, 0x5000);
+  tb_alloc(b, 0, 500, 0x7000, 64, 1, 0);
+  tb_chunk_end(b, HH_CHUNK_RAW);
+  tb_chunk_begin(b, 0, 600);
+  if (then_end)
+    tb_end(b, 600, 4);
+  else
+    tb_exec(b, 600, 4, "/usr/bin/next");
+  tb_chunk_end(b, HH_CHUNK_ZSTD);
+}
+
+static void test_exec_record(void **state) {
+  (void)state;
+  for (int then_end = 0; then_end <= 1; then_end++) {
+    tb b;
+    build_exec(&b, then_end);
+    /* file order: both EXEC records where they are */
+    hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+    hh_event ev;
+    const char *execs[3] = {0};
+    uint64_t exec_events[3] = {0}, exec_time[3] = {0};
+    int nexec = 0, nend = 0;
+    while (hh_reader_next(r, &ev)) {
+      if (ev.kind == HH_EV_EXEC && nexec < 3) {
+        exec_time[nexec] = ev.time;
+        exec_events[nexec] = ev.u.exec.events;
+        execs[nexec++] = ev.u.exec.path;
+      }
+      nend += ev.kind == HH_EV_END;
+    }
+    assert_int_equal(hh_reader_status(r), HH_READ_OK);
+    assert_string_equal(hh_reader_message(r), "");
+    assert_int_equal(nexec, then_end ? 1 : 2);
+    assert_int_equal(nend, then_end);
+    assert_string_equal(execs[0], "/no/such/program");
+    assert_int_equal(exec_events[0], 2);
+    assert_int_equal(exec_time[0], 300);
+    if (then_end) {
+      assert_null(hh_reader_exec(r));
+    } else {
+      assert_string_equal(execs[1], "/usr/bin/next");
+      assert_int_equal(exec_events[1], 4);
+      assert_string_equal(hh_reader_exec(r), "/usr/bin/next");
+    }
+    hh_reader_close(r);
+    /* merged: the last event is the EXEC that ended the trace, or END */
+    r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+    hh_merge *m = hh_merge_new(r, 0);
+    hh_event last = {0};
+    int n = 0;
+    while (hh_merge_next(m, &ev)) {
+      last = ev;
+      n += ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_FREE;
+    }
+    assert_int_equal(n, 4);
+    assert_int_equal(hh_reader_status(r), HH_READ_OK);
+    assert_int_equal(last.kind, then_end ? HH_EV_END : HH_EV_EXEC);
+    assert_int_equal(last.time, 600);
+    if (!then_end) {
+      assert_string_equal(last.u.exec.path, "/usr/bin/next");
+      assert_int_equal(last.u.exec.events, 4);
+    }
+    hh_merge_free(m);
+    hh_reader_close(r);
+    tb_free_all(&b);
+  }
+  /* an EXEC whose string runs past its chunk */
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 0, 0);
+  tb_bytes(&b, (const uint8_t[]){HH_REC_EXEC}, 1);
+  tb_varint(&b, 10);
+  tb_varint(&b, 0);
+  tb_varint(&b, 200); /* 200 bytes of path announced, 3 given */
+  tb_bytes(&b, "abc", 3);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  hh_event ev;
+  while (hh_reader_next(r, &ev)) {
+  }
+  assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
+  assert_non_null(strstr(hh_reader_message(r), "record 0x49 runs past the end of its chunk"));
+  assert_null(hh_reader_exec(r));
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
 /* Cut the trace at every byte: never a crash; a cut inside a chunk is "cut
  * short after N chunks" with exactly the events of the N whole chunks; a cut
  * between chunks is "no end"; the whole file reads OK. Both readers. */
@@ -957,6 +1061,7 @@ int main(void) {
       cmocka_unit_test(test_merge_runs_match_a_naive_merge),
       cmocka_unit_test(test_header_refusals),
       cmocka_unit_test(test_header_only_has_no_end),
+      cmocka_unit_test(test_exec_record),
       cmocka_unit_test(test_cut_at_every_byte_raw),
       cmocka_unit_test(test_cut_at_every_byte_zstd),
       cmocka_unit_test(test_flipped_bits_raw),

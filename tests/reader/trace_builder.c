@@ -206,3 +206,10 @@ void tb_end(tb *b, uint64_t time, uint64_t events) {
   tb_varint(b, time);
   tb_varint(b, events);
 }
+
+void tb_exec(tb *b, uint64_t time, uint64_t events, const char *path) {
+  put_byte(b, HH_REC_EXEC);
+  tb_varint(b, time);
+  tb_varint(b, events);
+  put_string(b, path);
+}

@@ -51,6 +51,7 @@ void tb_rss(tb *b, uint64_t time, uint64_t bytes);
 void tb_marker(tb *b, uint64_t time, const char *name);
 void tb_command(tb *b, int argc, const char *const *argv, const char *exe);
 void tb_end(tb *b, uint64_t time, uint64_t events);
+void tb_exec(tb *b, uint64_t time, uint64_t events, const char *path);
 
 /* Raw payload bytes (for records the format does not have). */
 void tb_bytes(tb *b, const void *p, size_t n);
