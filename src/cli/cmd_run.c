@@ -18,6 +18,7 @@
 
 #include "base/size.h"
 #include "cli.h"
+#include "run_traces.h"
 #include "summary.h"
 
 static const char usage[] =
@@ -27,7 +28,8 @@ static const char usage[] =
     "bytes in use and when, bytes still allocated at exit, the trace file) to stderr.\n"
     "Exits with PROGRAM's status (128+N when signal N ended it). When PROGRAM execs\n"
     "another (env, a script's exec, a version manager's shim), the summary is of the\n"
-    "last program that process ran, and the ones before are named.\n"
+    "last program that process ran, and the ones before are named. The traces of the\n"
+    "processes it started are counted and named after the summary.\n"
     "\n"
     "options:\n"
     "  -o, --output PATH   trace file (default heaplog.%p.hhtrace; %p is the pid). Each\n"
@@ -57,71 +59,6 @@ static int find_library(char *out, size_t size) {
   return 0;
 }
 
-/* The tracer's expansion of HEAPHOOK_OUTPUT: "%p" -> pid (or "pid.N" for
- * the Nth program exec'd in the same process), "%%" -> "%". */
-static void expand(const char *pattern, const char *pid, char *out, size_t size) {
-  size_t n = 0;
-  for (const char *p = pattern; *p && n + 1 < size; p++) {
-    if (p[0] == '%' && p[1] == 'p') {
-      n += (size_t)snprintf(out + n, size - n, "%s", pid);
-      if (n >= size) n = size - 1;
-      p++;
-    } else {
-      if (p[0] == '%' && p[1] == '%') p++;
-      out[n++] = *p;
-    }
-  }
-  out[n] = 0;
-}
-
-/* The traces of the program's process written during this run, in the
- * order its programs ran: "<pid>", then "<pid>.1", "<pid>.2", ... for each
- * program it exec'd in turn (a wrapper such as env, a shell script that
- * execs, a version manager's shim). Returns how many (at most max). */
-static int find_traces(const char *pattern, pid_t pid, uint64_t since_ns, char (*out)[PATH_MAX], int max) {
-  int found = 0;
-  for (int seq = 0; seq < 100 && found < max; seq++) {
-    char pidtext[32], path[PATH_MAX];
-    if (seq)
-      snprintf(pidtext, sizeof pidtext, "%d.%d", (int)pid, seq);
-    else
-      snprintf(pidtext, sizeof pidtext, "%d", (int)pid);
-    expand(pattern, pidtext, path, sizeof path);
-    char err[64];
-    hh_reader *r = hh_reader_open(path, err, sizeof err);
-    if (!r) {
-      if (seq && !strstr(pattern, "%p")) break;
-      if (access(path, F_OK) != 0) break;
-      continue;
-    }
-    const hh_trace_header *h = hh_reader_header(r);
-    bool ours = h->pid == (uint32_t)pid && h->start_wall_ns + 1000000000ull >= since_ns;
-    hh_reader_close(r);
-    if (ours) snprintf(out[found++], PATH_MAX, "%s", path);
-    if (!strstr(pattern, "%p")) break;
-  }
-  return found;
-}
-
-/* The name of the program a trace recorded (its COMMAND record, in the
- * first chunk), or "?". */
-static void program_of(const char *path, char *out, size_t size) {
-  snprintf(out, size, "?");
-  hh_reader *r = hh_reader_open(path, NULL, 0);
-  if (!r) return;
-  hh_event ev;
-  for (int i = 0; i < 100000 && hh_reader_next(r, &ev); i++) {
-    if (ev.kind != HH_EV_COMMAND) continue;
-    const char *const *argv;
-    const char *exe;
-    hh_reader_command(r, &argv, &exe);
-    const char *slash = exe ? strrchr(exe, '/') : NULL;
-    snprintf(out, size, "%s", slash ? slash + 1 : exe && *exe ? exe : "?");
-    break;
-  }
-  hh_reader_close(r);
-}
-
 /* A path as the user would type it: relative to the working directory when
  * it is below it. */
 static const char *shown(const char *path) {
@@ -129,6 +66,24 @@ static const char *shown(const char *path) {
   if (!getcwd(cwd, sizeof cwd)) return path;
   size_t n = strlen(cwd);
   return strncmp(path, cwd, n) == 0 && path[n] == '/' ? path + n + 1 : path;
+}
+
+/* The traces the program's child processes (and theirs) wrote: how many,
+ * and the first few with their programs. */
+static void print_descendants(const char *pattern, pid_t pid, uint64_t since_ns, bool none_of_its_own) {
+  enum { SHOW = 4 };
+  char paths[SHOW][PATH_MAX];
+  int n = hh_run_descendants(pattern, pid, since_ns, paths, SHOW);
+  if (n == 0) return;
+  fprintf(stderr, "heaphook: %s%d trace%s from its child processes:", none_of_its_own ? "" : "and ", n,
+          n == 1 ? "" : "s");
+  for (int i = 0; i < n && i < SHOW; i++) {
+    char name[256];
+    hh_run_program(paths[i], name, sizeof name);
+    fprintf(stderr, "%s %s (%s)", i ? "," : "", shown(paths[i]), name);
+  }
+  if (n > SHOW) fprintf(stderr, " and %d more", n - SHOW);
+  fputc('\n', stderr);
 }
 
 static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
@@ -283,10 +238,17 @@ int hh_cmd_run(int argc, char **argv) {
     hh_cli_error("run", "out of memory");
     return code;
   }
-  int n = find_traces(pattern, pid, start_ns, paths, CHAIN_MAX);
+  int n = hh_run_exec_chain(pattern, pid, start_ns, paths, CHAIN_MAX);
   if (n == 0) {
-    /* exec failed (127/126: said above) or the tracer could not write (it said why) */
-    if (code != 127 && code != 126) hh_cli_error("run", "no trace was written for %s", prog[0]);
+    /* exec failed (127/126: said above), the tracer could not write (it
+     * said why), or the program never allocated before it ended (a shell
+     * that only starts other programs and leaves by _exit) */
+    if (code != 127 && code != 126) {
+      hh_cli_error("run",
+                   "no trace was written for %s (it made no allocation, or the tracer could not write)",
+                   prog[0]);
+      print_descendants(pattern, pid, start_ns, true);
+    }
     free(paths);
     return code;
   }
@@ -294,7 +256,7 @@ int hh_cmd_run(int argc, char **argv) {
    * program a wrapper or script started), the chain is told first. */
   const char *path = paths[n - 1];
   char last[256];
-  program_of(path, last, sizeof last);
+  hh_run_program(path, last, sizeof last);
   if (n > 1) {
     fprintf(stderr, "heaphook: process %d ran %d programs in turn (exec):", (int)pid, n);
     for (int i = 0; i < n; i++) {
@@ -302,7 +264,7 @@ int hh_cmd_run(int argc, char **argv) {
       if (i == n - 1)
         snprintf(name, sizeof name, "%s", last);
       else
-        program_of(paths[i], name, sizeof name);
+        hh_run_program(paths[i], name, sizeof name);
       fprintf(stderr, "%s %s", i ? " ->" : "", name);
     }
     fprintf(stderr, "; the summary is %s's, the other traces %s%s%s\n", last, shown(paths[0]),
@@ -320,6 +282,7 @@ int hh_cmd_run(int argc, char **argv) {
               last, hh_reader_exec(r)[0] ? hh_reader_exec(r) : "a program by descriptor");
     hh_reader_close(r);
   }
+  print_descendants(pattern, pid, start_ns, false);
   free(paths);
   return code;
 }

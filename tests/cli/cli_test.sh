@@ -65,6 +65,21 @@ case $case_name in
     expect_line err "heaphook: note: env then exec'd $prog, which was not traced (a static or set-user-ID program, or HEAPHOOK_TRACE_CHILDREN=0)"
     [ "$(ls t.* | wc -l)" = 1 ] || fail "traces with children off: $(ls t.*)"
     ;;
+  run_children)
+    # A program that starts others (a shell here; make, a test runner):
+    # their traces are counted and named after the summary. ("and": when the
+    # shell itself allocated, its summary comes first.)
+    name=$(basename "$prog")
+    "$hh" run -o "$work/c.%p.hhtrace" -- sh -c "\"$prog\"; \"$prog\"; true" >out 2>err
+    expect_rc 0 $? "run of a shell starting the program twice"
+    grep -Eq "^heaphook: (and )?2 traces from its child processes: c\.[0-9]+\.hhtrace \($name\), c\.[0-9]+\.hhtrace \($name\)$" err ||
+      fail "no line naming the children's traces: $(cat err)"
+    # the traces named are the program's: its exact counts in each
+    for t in $(sed -n 's/^heaphook: .*traces from its child processes: //p' err | grep -o 'c\.[0-9]*\.hhtrace'); do
+      "$hh" report --json "$t" >r.json 2>/dev/null || fail "report $t"
+      expect_in r.json '"allocations": 4, "frees": 2, "reallocs": 1,'
+    done
+    ;;
   run_exit_status)
     "$hh" run -o t.hhtrace -- "$prog" 3 2>err
     expect_rc 3 $? "a program exiting with 3"

@@ -1,0 +1,30 @@
+/* The traces a `heaphook run` produced (run_traces.c): the programs its
+ * process ran in turn (exec), and the traces of the processes it started.
+ * The tracer names a trace by HEAPHOOK_OUTPUT with "%p" replaced by the
+ * pid, "<pid>.1", "<pid>.2", ... for the programs a process execs in turn
+ * (docs/trace-format.md, "Writing a trace"). */
+#ifndef HH_CLI_RUN_TRACES_H
+#define HH_CLI_RUN_TRACES_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* pattern with "%p" -> pid ("%%" -> "%"), as the tracer expands it. */
+void hh_run_expand(const char *pattern, const char *pid, char *out, size_t size);
+
+/* The traces of process pid started after since_ns (wall clock), in the
+ * order its programs ran: at most max, how many found. */
+int hh_run_exec_chain(const char *pattern, pid_t pid, uint64_t since_ns, char (*out)[PATH_MAX], int max);
+
+/* The program a trace recorded, without its directory (its COMMAND
+ * record), or "?". */
+void hh_run_program(const char *path, char *out, size_t size);
+
+/* Traces of pid's descendants (children, their children, ...) matching
+ * pattern and started after since_ns: how many (0 when pattern has no
+ * "%p"), and the first up to max of them in out, by pid. */
+int hh_run_descendants(const char *pattern, pid_t pid, uint64_t since_ns, char (*out)[PATH_MAX], int max);
+
+#endif
