@@ -1,12 +1,13 @@
 #!/bin/bash
 # preload.exports: a preload library exports exactly the hooked malloc family,
-# the exec family (recorders write what they hold before an exec) and
+# the exec family and _exit (recorders write what they hold before the
+# program image goes) and
 # heaphook's public API (a plug-in also hh_allocator_get), nothing else.
 # usage: exports.sh NAME=LIBRARY[:plugin] ...
 set -u
 hooked="malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc
 pvalloc malloc_usable_size free_sized free_aligned_sized
-execve execv execvp execvpe execl execlp execle fexecve execveat"
+execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit"
 api="hh_allocator_of hh_thread_counts hh_marker"
 passed=0
 failed=0

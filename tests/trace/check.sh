@@ -182,9 +182,11 @@ case $what in
     env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/f.%p.hhtrace" "$HH_FORK" >out 2>err ||
       fail "exit status $?: $(cat err)"
     read -r _ child _ parent < <(grep '^child' out)
+    read -r _ quick < <(grep '^quick' out)
     grep -q "^exec'd $parent$" out || fail "output: $(cat out)"
-    # parent, child, the vfork child's /bin/true, the exec'd program
-    [ "$(ls "$dir"/f.*.hhtrace | wc -l)" = 4 ] || fail "traces: $(ls "$dir")"
+    # parent, child, the child that ends by _exit, the vfork child's
+    # /bin/true, the exec'd program
+    [ "$(ls "$dir"/f.*.hhtrace | wc -l)" = 5 ] || fail "traces: $(ls "$dir")"
     [ -s err ] && fail "stderr: $(cat err)"
     dump "f.$parent.hhtrace" p.txt
     dump "f.$child.hhtrace" c.txt
@@ -210,6 +212,12 @@ case $what in
     expect 30 c.txt "alloc malloc T=1 size=222 " "stack=many@hh_trace_fork;child_alloc@hh_trace_fork"
     expect 0 c.txt "size=111 "
     status_ok c.txt
+    # The child that ended by _exit: every event, and END (before the _exit
+    # wrapper its buffer was lost and the trace read as killed).
+    dump "f.$quick.hhtrace" q.txt
+    expect 20 q.txt "alloc malloc T=1 size=666 " "stack=many@hh_trace_fork;quick_child_alloc@hh_trace_fork"
+    expect 0 q.txt "size=111 "
+    status_ok q.txt
     # The exec'd program's: same pid, the next name.
     grep -q "^header pid=$parent " e.txt || fail "exec'd header: $(head -1 e.txt)"
     expect 40 e.txt "alloc malloc T=1 size=333 " "stack=many@hh_trace_fork;exec_alloc@hh_trace_fork"

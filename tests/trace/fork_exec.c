@@ -1,6 +1,7 @@
 /* fork and exec under the tracer.
  *   parent: 50 x malloc(111) in parent_alloc, then fork; the child makes
- *   30 x malloc(222) in child_alloc and exits; the parent waits, then execs
+ *   30 x malloc(222) in child_alloc and exits; a second child makes 20 x
+ *   malloc(666) in quick_child_alloc and ends by _exit; the parent waits, then execs
  *   itself with "exec", which makes 40 x malloc(333) in exec_alloc.
  *   Between the wait and the exec the parent makes 25 x malloc(444) in
  *   before_exec, tries to exec a program that does not exist (fails), makes
@@ -27,6 +28,7 @@ __attribute__((noinline)) void child_alloc(void) { many(222, 30); }
 __attribute__((noinline)) void exec_alloc(void) { many(333, 40); }
 __attribute__((noinline)) void before_exec(void) { many(444, 25); }
 __attribute__((noinline)) void after_failed_exec(void) { many(555, 5); }
+__attribute__((noinline)) void quick_child_alloc(void) { many(666, 20); }
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "exec") == 0) {
@@ -44,6 +46,16 @@ int main(int argc, char **argv) {
   int st;
   waitpid(pid, &st, 0);
   printf("child %d parent %d\n", (int)pid, (int)getpid());
+  fflush(stdout);
+  /* A child that ends by _exit (no destructors: Python's os._exit, a
+   * server's worker): its trace must still be whole. */
+  pid_t q = fork();
+  if (q == 0) {
+    quick_child_alloc();
+    _exit(0);
+  }
+  waitpid(q, &st, 0);
+  printf("quick %d\n", (int)q);
   fflush(stdout);
   before_exec();
   /* A vfork child shares the parent's memory, closes descriptors it does not

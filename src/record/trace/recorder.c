@@ -617,6 +617,18 @@ void hh__trace_before_exec(const char *path) {
   pthread_mutex_unlock(&write_lock);
 }
 
+static void trace_stop(int fd);
+
+/* Before _exit (src/hook/exit.c): the trace is finished as at exit, all
+ * threads' buffers and END, since _exit runs no destructors. Not in a
+ * vfork child (the parent's trace), nor in a signal handler that
+ * interrupted this thread's own flush. */
+void hh__trace_before_exit(void) {
+  if (!atomic_load(&hh__tr_active) || (pid_t)syscall(SYS_getpid) != owner_pid || t_locked_outside_hook)
+    return;
+  trace_stop(-1);
+}
+
 static void trace_stop(int fd) {
   (void)fd;
   if (!atomic_load(&hh__tr_active)) return;

@@ -21,4 +21,8 @@ void hh__trace_marker(const char *name);
  * thread may still hand over would duplicate its events). */
 void hh__trace_before_exec(const char *path);
 
+/* The process is about to end by _exit or _Exit (src/hook/exit.c): the
+ * trace is finished as at exit (every thread's buffer, then END). */
+void hh__trace_before_exit(void);
+
 #endif

@@ -1,0 +1,39 @@
+/* _exit and _Exit, exported by the preload libraries so that a process
+ * that ends without exit() still finishes its trace: exit() runs the
+ * library's destructor, which writes every thread's buffered events and
+ * END; _exit runs nothing. Forked children end that way (Python's
+ * os._exit in multiprocessing workers, servers' workers), and so do
+ * shells. Without this their traces lost the last buffered events and
+ * read as "killed".
+ *
+ * glibc's exit() calls its internal _exit, not this one, after the
+ * destructors. The process then ends as glibc's _exit ends it (exit_group,
+ * then exit), with no lookup of the next definition: a vfork child calls
+ * _exit too, and must not take the loader's locks. */
+#define _GNU_SOURCE
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "guard.h"
+#include "record/trace/trace.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Skipped in a signal handler that interrupted the hook on this thread
+ * (the recorders may hold their locks there): its buffered events are then
+ * lost, as before. The guard is given back before the end: a vfork child
+ * runs on its parent's thread, whose thread-local state this is. */
+__attribute__((noreturn)) static void end_process(int status) {
+  if (!hh__in_hook) {
+    hh__in_hook = true;
+    hh__trace_before_exit();
+    hh__in_hook = false;
+  }
+  for (;;) {
+    syscall(SYS_exit_group, status);
+    syscall(SYS_exit, status);
+  }
+}
+
+EXPORT void _exit(int status) { end_process(status); }
+EXPORT void _Exit(int status) { end_process(status); }
