@@ -588,15 +588,14 @@ static void at_child(void) {
  * this thread's buffer are written here, by this thread, before exec returns
  * control to the kernel - no waiting on the writer, no writer started in a
  * forked child that is about to exec. The other threads' buffers are lost
- * with them, as they would be at exit from _exit. Skipped (the buffer lost
- * rather than the program hung) when the exec comes from a signal handler
- * that interrupted this thread while it held the tracer's locks: inside the
- * hook (the caller checks), between the fork handlers, in its exit's flush. */
-/* Before an exec: what this thread and the writer's queue hold, then an
- * EXEC record (time, events written, the program), so that the reader
- * knows the program went on as another program rather than died (a failed
- * exec is followed by more records and, at exit, END). The other threads'
- * buffers are not written: exec ends them as it ends the program. */
+ * with them (writing a buffer its thread may still hand over would
+ * duplicate events if the exec failed). Then an EXEC record (time, events
+ * written, the program), so that the reader knows the program went on as
+ * another rather than died; a failed exec is followed by more records and,
+ * at exit, END. Skipped (the buffer lost rather than the program hung) when
+ * the exec comes from a signal handler that interrupted this thread while
+ * it held the tracer's locks: inside the hook (the caller checks), between
+ * the fork handlers, in its exit's flush. */
 void hh__trace_before_exec(const char *path) {
   if (!atomic_load(&hh__tr_active) || (pid_t)syscall(SYS_getpid) != owner_pid || t_locked_outside_hook)
     return;
