@@ -41,6 +41,13 @@ _Static_assert(sizeof(hh_trace_header) == HH_TRACE_HEADER_BYTES, "header layout"
 #define HH_CHUNK_MAX_DECODED (16u << 20)
 
 enum { HH_CHUNK_RAW = 0, HH_CHUNK_ZSTD = 1 };
+/* Version 4: or'ed into a program thread's chunk encoding, "provisional":
+ * the thread's buffer so far, as rows (version 1's records), written by
+ * the tracer's writer while the thread was idle. It counts only when no
+ * later chunk of that thread follows in the file (the process was killed
+ * before the thread wrote its buffer itself); otherwise that later chunk
+ * holds the same events again. */
+#define HH_CHUNK_PROVISIONAL 0x100u
 
 typedef struct hh_chunk_header {
   char magic[4];

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 /* ---- small containers ------------------------------------------------------
@@ -108,6 +109,7 @@ typedef struct cursor {
    * the stream table has been read, and the thread's model */
   bool v2, v2_ready;
   bool v4;          /* of a version-4 trace: its streams and codes (model.h) */
+  bool provisional; /* a provisional chunk (rows) that counts: its thread's last */
   bool after_alloc; /* v4: the previous record was an allocation (op stream) */
   const uint8_t *s[HH_STREAMS_MAX], *se[HH_STREAMS_MAX];
   struct v2dec *model;
@@ -141,6 +143,10 @@ typedef struct v2dec {
   uint64_t nfree;
   uint64_t *fring;
   uint32_t fring_cap;
+  /* events already handed out from a provisional chunk of the thread: the
+   * next chunk of the thread starts with them again (a file read while it
+   * grew) and they are decoded without being handed out twice */
+  uint64_t skip;
 } v2dec;
 
 struct hh_reader {
@@ -461,8 +467,36 @@ static inline uint32_t le32(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* 24 bytes of the file at off, wherever the source holds them; false past
+ * what can be read now. */
+static bool peek_header(hh_reader *r, uint64_t off, uint8_t h[HH_CHUNK_HEADER_BYTES]) {
+  if (r->map && off <= r->map_size && HH_CHUNK_HEADER_BYTES <= r->map_size - off) {
+    memcpy(h, r->map + off, HH_CHUNK_HEADER_BYTES);
+    return true;
+  }
+  if (r->fp) return pread(fileno(r->fp), h, HH_CHUNK_HEADER_BYTES, (off_t)off) == HH_CHUNK_HEADER_BYTES;
+  if (r->mem && off <= r->mem_size && HH_CHUNK_HEADER_BYTES <= r->mem_size - off) {
+    memcpy(h, r->mem + off, HH_CHUNK_HEADER_BYTES);
+    return true;
+  }
+  return false;
+}
+
+/* Whether a chunk of thread `thread` follows the one just read (from
+ * r->offset on, as far as the file goes now): chunk headers only. */
+static bool later_chunk_of(hh_reader *r, uint32_t thread) {
+  uint8_t h[HH_CHUNK_HEADER_BYTES];
+  for (uint64_t off = r->offset; peek_header(r, off, h) && memcmp(h, HH_CHUNK_MAGIC, 4) == 0;
+       off += HH_CHUNK_HEADER_BYTES + le32(h + 8)) {
+    if (le32(h + 20) == thread) return true;
+  }
+  return false;
+}
+
 /* Reads the next chunk and points c at its decoded payload (valid until the
- * next call). Returns 1, or 0 at the end or on a problem (status set). */
+ * next call). Returns 1, or 0 at the end or on a problem (status set). A
+ * provisional chunk that a later chunk of its thread supersedes is
+ * skipped. */
 static int read_chunk(hh_reader *r, cursor *c) {
   if (r->done) return 0;
   uint64_t off = r->offset;
@@ -491,6 +525,8 @@ static int read_chunk(hh_reader *r, cursor *c) {
   }
   uint32_t enc = le32(h + 4), stored = le32(h + 8), decoded = le32(h + 12), sum = le32(h + 16),
            thread = le32(h + 20);
+  bool provisional = (enc & HH_CHUNK_PROVISIONAL) != 0 && r->hdr.version >= 4 && thread != 0;
+  if (provisional) enc &= ~HH_CHUNK_PROVISIONAL;
   if (enc != HH_CHUNK_RAW && enc != HH_CHUNK_ZSTD) {
     set_status(r, HH_READ_DAMAGED,
                "trace damaged at byte offset %" PRIu64 ": unknown chunk encoding %" PRIu32, off, enc);
@@ -530,6 +566,10 @@ static int read_chunk(hh_reader *r, cursor *c) {
 #else
   (void)sum;
 #endif
+  if (provisional && later_chunk_of(r, thread)) { /* that chunk holds these events */
+    r->chunks++;
+    return read_chunk(r, c);
+  }
   const uint8_t *payload = bytes;
   size_t len = decoded;
   bool packed = r->defer_unpack && enc == HH_CHUNK_ZSTD && thread != 0;
@@ -553,8 +593,9 @@ static int read_chunk(hh_reader *r, cursor *c) {
   c->chunk_no = r->chunks;
   c->thread = thread;
   c->raw = enc == HH_CHUNK_RAW;
-  c->v2 = r->hdr.version >= 2 && thread != 0;
+  c->v2 = r->hdr.version >= 2 && thread != 0 && !provisional;
   c->v4 = r->hdr.version >= 4;
+  c->provisional = provisional;
   c->packed = packed;
   c->unpacked = packed ? decoded : 0;
   r->chunks++;
@@ -707,8 +748,25 @@ static const hh_trace_thread *define_thread(hh_reader *r, uint32_t index, uint64
  * damage (status set). */
 static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass);
 
+static int decode_record(hh_reader *r, cursor *c, hh_event *ev, enum pass pass);
+static v2dec *v2_model(hh_reader *r, uint32_t thread);
+
+static inline bool is_event(hh_ev_kind k) {
+  return k == HH_EV_ALLOC || k == HH_EV_FREE || k == HH_EV_REALLOC;
+}
+
 static int decode(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
   if (c->v2) return decode_v2(r, c, ev, pass);
+  int rc = decode_record(r, c, ev, pass);
+  /* A provisional chunk's events handed out: if the file grows by the
+   * thread's own chunk, its first events are these again. */
+  if (rc == 1 && c->provisional && (pass == PASS_ALL || pass == PASS_EVENTS) && is_event(ev->kind))
+    v2_model(r, c->thread)->skip++;
+  return rc;
+}
+
+/* Decodes one record of a chunk of rows (version 1's records). */
+static int decode_record(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
   if (c->p >= c->end) {
     if (c->has_weight && pass != PASS_EVENTS)
       return damaged(r, c, c->p, "sample weight not followed by an allocation");
@@ -1343,6 +1401,10 @@ event:
   ev->fn = (uint8_t)fn;
   c->time += dt;
   ev->time = ticks_ns(r, c->time);
+  if (c->model->skip != 0) { /* handed out from a provisional chunk already */
+    c->model->skip--;
+    return 0;
+  }
   return 1;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -423,6 +424,92 @@ static void checksums_by_version(void **state) {
   v2_version = HH_TRACE_VERSION;
 }
 
+/* ---- provisional chunks ----------------------------------------------------------- */
+
+/* Thread 1: a chunk of 3 allocations (0x1000...), then a buffer of 2 more
+ * (0x9000...) written provisionally (the writer's copy while the thread was
+ * idle), then the same buffer with a third one written by the thread.
+ * Returns the file offset where the thread's own chunk of that buffer
+ * starts. */
+static size_t build_provisional(v2file *v) {
+  v2_begin(v, 0);
+  rows_begin(v, 1, 100);
+  for (uint64_t i = 0; i < 3; i++) tb_alloc(&v->rows, 0, 100 + i, 0x1000 + 0x100 * i, 40, 0, 0);
+  rows_end(v);
+  rows_begin(v, 1, 200);
+  for (uint64_t i = 0; i < 2; i++) tb_alloc(&v->rows, 0, 200 + i, 0x9000 + 0x100 * i, 40, 0, 0);
+  tb_chunk_begin_untimed(&v->file, 1);
+  tb_bytes(&v->file, v->rows.pl, v->rows.pl_len);
+  tb_chunk_end(&v->file, HH_CHUNK_RAW | HH_CHUNK_PROVISIONAL);
+  size_t own = v->file.len;
+  tb_alloc(&v->rows, 0, 300, 0x9200, 40, 0, 0);
+  rows_end(v);
+  return own;
+}
+
+static size_t read_allocs(hh_reader *r, uint64_t *addrs, size_t max, size_t stop_after) {
+  hh_event ev;
+  size_t n = 0;
+  while (n < stop_after && hh_reader_next(r, &ev)) {
+    if (ev.kind == HH_EV_ALLOC && n < max) addrs[n++] = ev.addr;
+  }
+  return n;
+}
+
+/* A provisional chunk counts only as its thread's last chunk: superseded by
+ * the thread's own chunk of the same buffer it is skipped, at the end of a
+ * killed process's trace it is read, and in a file that grows after it was
+ * read, the thread's next chunk gives only the events that are new. */
+static void provisional_chunks(void **state) {
+  (void)state;
+  v2file v;
+  size_t own = build_provisional(&v);
+  const uint64_t all[] = {0x1000, 0x1100, 0x1200, 0x9000, 0x9100, 0x9200};
+  uint64_t got[16];
+  /* whole: every allocation once, in file order and merged */
+  hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, NULL, 0);
+  size_t n = read_allocs(r, got, 16, SIZE_MAX);
+  assert_int_equal(n, 6);
+  for (size_t i = 0; i < n; i++) assert_int_equal(got[i], all[i]);
+  assert_int_equal(hh_reader_status(r), HH_READ_NO_END);
+  hh_reader_close(r);
+  r = hh_reader_open_mem(v.file.buf, v.file.len, NULL, 0);
+  hh_merge *m = hh_merge_new(r, 0);
+  hh_event ev;
+  n = 0;
+  while (hh_merge_next(m, &ev))
+    if (ev.kind == HH_EV_ALLOC) assert_int_equal(ev.addr, all[n++]);
+  assert_int_equal(n, 6);
+  hh_merge_free(m);
+  hh_reader_close(r);
+  /* killed before the thread wrote its buffer: the provisional copy's two */
+  r = hh_reader_open_mem(v.file.buf, own, NULL, 0);
+  n = read_allocs(r, got, 16, SIZE_MAX);
+  assert_int_equal(n, 5);
+  for (size_t i = 0; i < n; i++) assert_int_equal(got[i], all[i]);
+  hh_reader_close(r);
+  /* read while it grows: the provisional copy read, then the thread's chunk
+   * appended; its first two allocations are not handed out again */
+  char path[] = "/tmp/hh_v2_test_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, v.file.buf, own), (ssize_t)own);
+  r = hh_reader_open(path, NULL, 0);
+  assert_non_null(r);
+  n = read_allocs(r, got, 16, 5);
+  assert_int_equal(n, 5);
+  assert_int_equal(write(fd, v.file.buf + own, v.file.len - own), (ssize_t)(v.file.len - own));
+  close(fd);
+  n += read_allocs(r, got + n, 16 - n, SIZE_MAX);
+  assert_int_equal(n, 6);
+  assert_int_equal(got[5], 0x9200);
+  assert_int_equal(hh_reader_status(r), HH_READ_NO_END);
+  hh_reader_close(r);
+  unlink(path);
+  v2_end(&v);
+  tb_free_all(&v.file);
+}
+
 /* ---- hostile: many threads, one tiny chunk each ------------------------------ */
 
 /* 40000 threads, each a chunk with one allocation and its free (about 50
@@ -539,13 +626,10 @@ static void many_threads_many_classes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(round_trip),
-      cmocka_unit_test(round_trip_version_2),
-      cmocka_unit_test(round_trip_version_3),
-      cmocka_unit_test(v4_address_fields),
-      cmocka_unit_test(checksums_by_version),
-      cmocka_unit_test(hostile_many_threads),
-      cmocka_unit_test(many_threads_many_classes),
+      cmocka_unit_test(round_trip),           cmocka_unit_test(round_trip_version_2),
+      cmocka_unit_test(round_trip_version_3), cmocka_unit_test(v4_address_fields),
+      cmocka_unit_test(provisional_chunks),   cmocka_unit_test(checksums_by_version),
+      cmocka_unit_test(hostile_many_threads), cmocka_unit_test(many_threads_many_classes),
       cmocka_unit_test(full_histories),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -309,6 +309,37 @@ PY
     grep -q '^status NO_END ' k.txt && chunks=$((chunks - 1))
     grep -q "^status CUT_SHORT chunks=$chunks " cut.txt || fail "cut: $(grep ^status cut.txt) (expected $chunks whole chunks)"
     ;;
+  idle_kill)
+    # Threads idle with events in their buffers: the tracer's writer writes
+    # them (provisional chunks) so that a kill does not take them. Before,
+    # the worker's 300 allocations were in no file until it allocated again.
+    LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/i.%p.hhtrace" "$HH_IDLE_KILL" >out 2>err &
+    pid=$!
+    n=0
+    for _ in $(seq 250); do
+      sleep 0.04
+      [ -s "$dir/i.$pid.hhtrace" ] || continue
+      "$HH_DUMP" "$dir/i.$pid.hhtrace" >i.txt 2>/dev/null
+      n=$(count i.txt "alloc malloc" "size=777 ")
+      [ "$n" -ge 300 ] && break
+    done
+    kill -9 $pid
+    wait $pid 2>/dev/null
+    dump "i.$pid.hhtrace" i.txt
+    expect 300 i.txt "alloc malloc" "size=777 " "stack=worker_alloc@hh_trace_idle_kill;worker@hh_trace_idle_kill"
+    grep -q '^status NO_END ' i.txt || fail "killed: $(grep ^status i.txt)"
+    # The main thread's last events too: all of its loop's 200000 (and
+    # stdout's buffer).
+    [ "$(grep -c '^alloc malloc T=1 ' i.txt)" -ge 200000 ] || fail "main thread: $(grep -c '^alloc malloc T=1 ' i.txt) allocations"
+    # Resumed after its idle spell and exited: every event once (the
+    # provisional copies dropped), END says as many.
+    LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/r.%p.hhtrace" "$HH_IDLE_KILL" resume >out 2>err ||
+      fail "exit status $?: $(cat err)"
+    dump "$(one_file "$dir/r.*.hhtrace")" r.txt
+    expect 300 r.txt "alloc malloc" "size=777 "
+    expect 5 r.txt "alloc malloc" "size=778 " "stack=worker_more@hh_trace_idle_kill;worker@hh_trace_idle_kill"
+    status_ok r.txt
+    ;;
   unwritable)
     env "$HH_KNOWN" >plain.out 2>plain.err
     # A directory this user cannot create files in (root: a path under a

@@ -108,6 +108,9 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
  * (the process records) as rows. `events` counts the ALLOC/FREE/REALLOC
  * records in it (for END). On a failed write: one warning, tracing stops. */
 void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events, hh_tr_model *model);
+/* A provisional chunk of thread `thread` (format.h): its buffer's rows
+ * raw[0, len) as they are, not counted in END's events. */
+void hh__tr_write_provisional(const uint8_t *raw, size_t len, uint32_t thread);
 /* Events written so far (END's count). */
 uint64_t hh__tr_events_written(void);
 

@@ -62,6 +62,8 @@ typedef struct tstate {
   bool rt_old, rt_new;
   hh_tr_stack_cache *cache;
   hh_tr_model *model; /* its chunks' version-2 encoding (transcode.c) */
+  /* the writer's look at an idle thread (write_idle_buffers) */
+  uint64_t idle_seen, idle_since, prov_written;
 } tstate;
 
 static __thread tstate *tls_ts IE;
@@ -223,6 +225,41 @@ static void write_job(const job *j) {
 
 static void periodic(uint64_t now);
 
+static bool queue_empty(void) {
+  pthread_mutex_lock(&q_lock);
+  bool empty = q_count == 0;
+  pthread_mutex_unlock(&q_lock);
+  return empty;
+}
+
+/* With write_lock, the queue found empty: a thread whose buffer has held the
+ * same events for longer than a chunk may wait (it has been idle since)
+ * gets them written as a provisional chunk (format.h), so that a kill
+ * does not take them. The thread writes its buffer itself at its next
+ * event, as always; the reader then drops the provisional copy. Once per
+ * idle spell: not again while the buffer has not changed. Under the
+ * thread's lock (its buffer cannot be handed over meanwhile) and with no
+ * chunk of the thread waiting in the queue, so that the provisional chunk
+ * is always the thread's latest. */
+static void write_idle_buffers(uint64_t now) {
+  for (tstate *ts = atomic_load(&threads); ts != NULL; ts = ts->next) {
+    uint64_t c = atomic_load_explicit(&ts->committed, memory_order_acquire);
+    if (c != ts->idle_seen) {
+      ts->idle_seen = c;
+      ts->idle_since = now;
+      continue;
+    }
+    if ((c >> 32) == 0 || c == ts->prov_written || now - ts->idle_since < flush_after) continue;
+    spin_lock(&ts->lock);
+    if (!ts->closed && atomic_load_explicit(&ts->committed, memory_order_acquire) == c && queue_empty()) {
+      hh__tr_proc_flush();
+      hh__tr_write_provisional(ts->buf, (size_t)(c & 0xffffffffu), ts->index);
+    }
+    ts->prov_written = c;
+    spin_unlock(&ts->lock);
+  }
+}
+
 static void *writer_main(void *arg) {
   (void)arg;
   tls_failed = true; /* never records itself */
@@ -236,7 +273,10 @@ static void *writer_main(void *arg) {
       return NULL;
     }
     bool any = pop(&j);
-    if (any) write_job(&j);
+    if (any)
+      write_job(&j);
+    else if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed))
+      write_idle_buffers(hh__tr_now());
     pthread_mutex_unlock(&write_lock);
     /* RSS (and the module list) also while the program does not allocate:
      * the writer wakes at least every 20 ms. */

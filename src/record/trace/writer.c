@@ -256,8 +256,8 @@ static size_t compress_streams(ctx *c, uint8_t *dst, size_t cap, const uint8_t *
   return stored < total ? stored : 0;
 }
 
-void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events,
-                        hh_tr_model *model) {
+static void write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events, hh_tr_model *model,
+                        uint32_t flags) {
   if (len == 0 || !atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
   if (!write_header()) return;
   ctx *c = ctx_get();
@@ -297,7 +297,7 @@ void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_
   }
   hh_chunk_header h;
   memcpy(h.magic, HH_CHUNK_MAGIC, 4);
-  h.encoding = enc;
+  h.encoding = enc | flags;
   h.stored_bytes = (uint32_t)stored;
   h.decoded_bytes = (uint32_t)len;
   h.checksum = hh_chunk_sum(HH_TRACE_VERSION, payload, stored);
@@ -310,6 +310,15 @@ void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_
       fail();
   }
   ctx_put(c);
+}
+
+void hh__tr_write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events,
+                        hh_tr_model *model) {
+  write_chunk(raw, len, thread, events, model, 0);
+}
+
+void hh__tr_write_provisional(const uint8_t *raw, size_t len, uint32_t thread) {
+  write_chunk(raw, len, thread, 0, NULL, HH_CHUNK_PROVISIONAL);
 }
 
 uint64_t hh__tr_events_written(void) { return atomic_load(&events_written); }
