@@ -1,7 +1,9 @@
 /* Threads that go idle with events in their buffers.
- *   idle_kill [resume]
- * The main thread makes enough events for the tracer to start its writer
- * thread, then a worker makes 300 x malloc(777) in worker_alloc and goes
+ *   idle_kill [resume|small]
+ * The main thread makes 200,000 events ("small": 2,000, too few to fill a
+ * buffer, then 200 ms later 10 more: the tracer's writer thread then starts
+ * by the clock, ~0.1 s into the run), then a worker makes 300 x
+ * malloc(777) in worker_alloc and goes
  * idle, and so does the main thread after printing "idle". Without
  * "resume" both stay idle until killed (the test kills the process once
  * the worker's events are in the file: written by the tracer's writer as
@@ -15,7 +17,7 @@
 #include <time.h>
 
 static void *volatile sink;
-static int resume;
+static int resume, small;
 
 static void pause_ms(long ms) {
   struct timespec t = {ms / 1000, (ms % 1000) * 1000000};
@@ -40,9 +42,17 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
   resume = argc > 1 && strcmp(argv[1], "resume") == 0;
-  for (int i = 0; i < 200000; i++) {
+  small = argc > 1 && strcmp(argv[1], "small") == 0;
+  for (int i = 0; i < (small ? 2000 : 200000); i++) {
     sink = malloc(64 + (size_t)(i % 512));
     free(sink);
+  }
+  if (small) {
+    pause_ms(200);
+    for (int i = 0; i < 10; i++) {
+      sink = malloc(64);
+      free(sink);
+    }
   }
   pthread_t t;
   if (pthread_create(&t, NULL, worker, NULL) != 0) return 1;

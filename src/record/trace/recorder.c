@@ -382,6 +382,13 @@ static void periodic(uint64_t now) {
   if (now < due || !atomic_compare_exchange_strong(&next_rss, &due, now + rss_every)) return;
   hh__tr_rss_record(now);
   hh__tr_modules_scan(true);
+  /* Full mode: the writer thread also from ~0.1 s into the run, not only at
+   * the first full buffer, so that the events of a process that then goes
+   * idle and is killed reach the file (write_idle_buffers). Never from a
+   * vfork child, which shares this state with its parent. */
+  if (hh__tr_opt.sample == 0 && atomic_load(&writer_state) == 0 && now >= flush_after / 10 &&
+      (pid_t)syscall(SYS_getpid) == owner_pid)
+    start_writer();
 }
 
 /* Room for one event at the end of the buffer, a chunk begun. */
