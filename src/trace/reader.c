@@ -498,6 +498,7 @@ static bool later_chunk_of(hh_reader *r, uint32_t thread) {
  * provisional chunk that a later chunk of its thread supersedes is
  * skipped. */
 static int read_chunk(hh_reader *r, cursor *c) {
+next:
   if (r->done) return 0;
   uint64_t off = r->offset;
   uint8_t h[HH_CHUNK_HEADER_BYTES];
@@ -568,7 +569,7 @@ static int read_chunk(hh_reader *r, cursor *c) {
 #endif
   if (provisional && later_chunk_of(r, thread)) { /* that chunk holds these events */
     r->chunks++;
-    return read_chunk(r, c);
+    goto next; /* (a loop: a file may hold any number of them) */
   }
   const uint8_t *payload = bytes;
   size_t len = decoded;

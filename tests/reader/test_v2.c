@@ -508,6 +508,25 @@ static void provisional_chunks(void **state) {
   unlink(path);
   v2_end(&v);
   tb_free_all(&v.file);
+
+  /* 200,000 provisional chunks in a row, all superseded: skipped one after
+   * the other (a recursion per chunk once overflowed the stack here) */
+  v2_begin(&v, 0);
+  rows_begin(&v, 1, 100);
+  tb_alloc(&v.rows, 0, 100, 0x1000, 40, 0, 0);
+  for (int i = 0; i < 200000; i++) {
+    tb_chunk_begin_untimed(&v.file, 1);
+    tb_bytes(&v.file, v.rows.pl, v.rows.pl_len);
+    tb_chunk_end(&v.file, HH_CHUNK_RAW | HH_CHUNK_PROVISIONAL);
+  }
+  rows_end(&v);
+  r = hh_reader_open_mem(v.file.buf, v.file.len, NULL, 0);
+  n = read_allocs(r, got, 16, SIZE_MAX);
+  assert_int_equal(n, 1);
+  assert_int_equal(hh_reader_chunks(r), 200001);
+  hh_reader_close(r);
+  v2_end(&v);
+  tb_free_all(&v.file);
 }
 
 /* ---- hostile: many threads, one tiny chunk each ------------------------------ */

@@ -251,11 +251,13 @@ static void write_idle_buffers(uint64_t now) {
     }
     if ((c >> 32) == 0 || c == ts->prov_written || now - ts->idle_since < flush_after) continue;
     spin_lock(&ts->lock);
-    if (!ts->closed && atomic_load_explicit(&ts->committed, memory_order_acquire) == c && queue_empty()) {
+    if (ts->closed || atomic_load_explicit(&ts->committed, memory_order_acquire) != c) {
+      ts->prov_written = c; /* written by the exit, or the thread went on: nothing to do */
+    } else if (queue_empty()) {
       hh__tr_proc_flush();
       hh__tr_write_provisional(ts->buf, (size_t)(c & 0xffffffffu), ts->index);
-    }
-    ts->prov_written = c;
+      ts->prov_written = c;
+    } /* else a chunk was queued meanwhile: again at the next look */
     spin_unlock(&ts->lock);
   }
 }
