@@ -761,7 +761,7 @@ static int decode(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
   int rc = decode_record(r, c, ev, pass);
   /* A provisional chunk's events handed out: if the file grows by the
    * thread's own chunk, its first events are these again. */
-  if (rc == 1 && c->provisional && (pass == PASS_ALL || pass == PASS_EVENTS) && is_event(ev->kind))
+  if (rc == 1 && c->provisional && pass != PASS_DEFS && is_event(ev->kind))
     v2_model(r, c->thread)->skip++;
   return rc;
 }
@@ -1903,7 +1903,7 @@ int hh_merge_next(hh_merge *m, hh_event *ev) {
       /* Rewind for the second look (same start state as the first). */
       uint64_t t0 = k->cur.chunk_offset, n0 = k->cur.chunk_no;
       uint32_t th = k->cur.thread;
-      bool raw = k->cur.raw;
+      bool raw = k->cur.raw, provisional = k->cur.provisional;
       memset(&k->cur, 0, sizeof k->cur);
       k->cur.start = k->cur.p = k->data;
       k->cur.end = k->data + k->len;
@@ -1911,6 +1911,7 @@ int hh_merge_next(hh_merge *m, hh_event *ev) {
       k->cur.chunk_no = n0;
       k->cur.thread = th;
       k->cur.raw = raw;
+      k->cur.provisional = provisional;
       enqueue(m, k);
       continue;
     }
