@@ -4,12 +4,17 @@
  * them), then compresses the same blocks again with each codec and level
  * and prints one Markdown row per codec: stored bytes, bytes per event, and
  * compression and decompression time per event (best of several rounds, one
- * thread). Used by bench/codec_bench.sh (`make bench`).
+ * thread); then, for an event-chunk trace, where the bytes go: each stream's
+ * bytes per event under zstd -1 and its order-0 entropy (what an ideal
+ * coder of its bytes, one at a time, would need). Used by
+ * bench/codec_bench.sh (`make bench`).
  *
  *   hh_bench_codec TRACE EVENTS */
 #define _GNU_SOURCE
 #include <lz4.h>
 #include <lz4hc.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,19 +27,20 @@
 typedef struct blk {
   const uint8_t *p;
   size_t n;
+  int stream; /* of an event chunk (model.h), -1 for rows */
 } blk;
 
 static blk *blocks;
 static size_t nblocks, cap_blocks, raw_total;
 
-static void add_block(const uint8_t *p, size_t n) {
+static void add_block(const uint8_t *p, size_t n, int stream) {
   if (n == 0) return;
   if (nblocks == cap_blocks) {
     cap_blocks = cap_blocks ? 2 * cap_blocks : 4096;
     blocks = realloc(blocks, cap_blocks * sizeof *blocks);
     if (!blocks) exit(1);
   }
-  blocks[nblocks++] = (blk){p, n};
+  blocks[nblocks++] = (blk){p, n, stream};
   raw_total += n;
 }
 
@@ -107,11 +113,11 @@ int main(int argc, char **argv) {
         /* the table travels with the first stream, as the writer does */
         const uint8_t *s = i == 0 ? dec : p;
         size_t n = i == 0 ? table + len[0] : len[i];
-        add_block(s, n);
+        add_block(s, n, i);
         p += len[i];
       }
     } else {
-      add_block(dec, raw);
+      add_block(dec, raw, -1);
     }
     off += HH_CHUNK_HEADER_BYTES + stored;
   }
@@ -180,6 +186,32 @@ int main(int argc, char **argv) {
     }
     printf("| %s | %.1f | %.2f | %.1f | %.1f |\n", cd->name, (double)total / 1048576.0,
            (double)total / events, best_c * 1e9 / events, best_d * 1e9 / events);
+  }
+  /* Where the bytes go: per stream of the event chunks, zstd -1 as the
+   * tracer stores it, and the order-0 entropy of each block (its byte
+   * histogram), summed. */
+  static const char *const stream_names[HH_STREAMS_MAX] = {
+      "OPS",       "WIDE",  "REF_LO", "REF_HI", "SIZE_LO",  "SIZE_HI", "STACK",
+      "OPS_ALLOC", "ADDR0", "ADDR1",  "ADDR2",  "FREED_LO", "FREED_HI"};
+  double zsum[HH_STREAMS_MAX] = {0}, hsum[HH_STREAMS_MAX] = {0};
+  bool any = false;
+  for (size_t i = 0; i < nblocks; i++) {
+    const blk *b = &blocks[i];
+    if (b->stream < 0) continue;
+    any = true;
+    size_t z = ZSTD_compressCCtx(cc, out, bound, b->p, b->n, 1);
+    if (ZSTD_isError(z)) return 1;
+    zsum[b->stream] += (double)z;
+    double hist[256] = {0};
+    for (size_t j = 0; j < b->n; j++) hist[b->p[j]]++;
+    for (int v = 0; v < 256; v++)
+      if (hist[v] > 0) hsum[b->stream] -= hist[v] * log2(hist[v] / (double)b->n) / 8.0;
+  }
+  if (any) {
+    printf("\nWhere the bytes go (event chunks, per stream; bytes per event):\n\n");
+    printf("| stream | zstd -1 | order-0 entropy |\n|---|---|---|\n");
+    for (int i = 0; i < HH_STREAMS_MAX; i++)
+      if (zsum[i] > 0) printf("| %s | %.3f | %.3f |\n", stream_names[i], zsum[i] / events, hsum[i] / events);
   }
   return 0;
 }

@@ -761,8 +761,7 @@ static int decode(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
   int rc = decode_record(r, c, ev, pass);
   /* A provisional chunk's events handed out: if the file grows by the
    * thread's own chunk, its first events are these again. */
-  if (rc == 1 && c->provisional && pass != PASS_DEFS && is_event(ev->kind))
-    v2_model(r, c->thread)->skip++;
+  if (rc == 1 && c->provisional && pass != PASS_DEFS && is_event(ev->kind)) v2_model(r, c->thread)->skip++;
   return rc;
 }
 
