@@ -199,6 +199,11 @@ case $what in
     expect 50 p.txt "alloc malloc T=1 size=111 " "stack=many@hh_trace_fork;parent_alloc@hh_trace_fork"
     expect 25 p.txt "alloc malloc T=1 size=444 " "stack=many@hh_trace_fork;before_exec@hh_trace_fork"
     expect 5 p.txt "alloc malloc T=1 size=555 " "stack=many@hh_trace_fork;after_failed_exec@hh_trace_fork"
+    # The second thread's, which exec ended with its buffer (written at each
+    # exec as a provisional chunk; the first one's dropped for the second).
+    expect 15 p.txt "alloc malloc T=2 size=777 " "stack=many@hh_trace_fork;worker_alloc@hh_trace_fork"
+    expect 10 p.txt "alloc malloc T=2 size=888 " "stack=many@hh_trace_fork;worker_more@hh_trace_fork"
+    expect 25 p.txt "free free T=2"
     [ "$(grep -E '^(exec|end) ' p.txt | cut -d' ' -f1,3)" = "$(printf 'exec /does-not-exist/at-all\nexec /proc/self/exe')" ] ||
       fail "the parent's EXEC and END records: $(grep -E '^(exec|end) ' p.txt)"
     [ "$(awk '$1 == "exec" { n = $2 } END { print n }' p.txt)" = "$(events p.txt)" ] ||

@@ -7,8 +7,13 @@
  *   before_exec, tries to exec a program that does not exist (fails), makes
  *   5 x malloc(555) in after_failed_exec: all of them must reach the
  *   parent's trace although exec runs no destructors. Before those, a vfork
- *   child execs /bin/true (traced on its own, the parent's trace intact). */
+ *   child execs /bin/true (traced on its own, the parent's trace intact).
+ *   A second thread, started before the failed exec, makes 15 x malloc(777)
+ *   in worker_alloc before it, 10 x malloc(888) in worker_more between the
+ *   two execs, and then waits: exec ends it with its events buffered, and
+ *   they must reach the parent's trace too, each once. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +34,20 @@ __attribute__((noinline)) void exec_alloc(void) { many(333, 40); }
 __attribute__((noinline)) void before_exec(void) { many(444, 25); }
 __attribute__((noinline)) void after_failed_exec(void) { many(555, 5); }
 __attribute__((noinline)) void quick_child_alloc(void) { many(666, 20); }
+__attribute__((noinline)) void worker_alloc(void) { many(777, 15); }
+__attribute__((noinline)) void worker_more(void) { many(888, 10); }
+
+static int to_worker[2], from_worker[2];
+
+static void *worker(void *arg) {
+  (void)arg;
+  char c = 'a';
+  worker_alloc();
+  if (write(from_worker[1], &c, 1) != 1 || read(to_worker[0], &c, 1) != 1) abort();
+  worker_more();
+  if (write(from_worker[1], &c, 1) != 1) abort();
+  for (;;) pause();
+}
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "exec") == 0) {
@@ -72,9 +91,20 @@ int main(int argc, char **argv) {
     printf("vfork + exec of /bin/true failed\n");
     return 1;
   }
+  pthread_t t;
+  char c;
+  if (pipe(to_worker) != 0 || pipe(from_worker) != 0 || pthread_create(&t, NULL, worker, NULL) != 0 ||
+      read(from_worker[0], &c, 1) != 1) {
+    printf("worker thread failed\n");
+    return 1;
+  }
   char *const none[] = {"does-not-exist", NULL};
   if (execv("/does-not-exist/at-all", none) == 0 || errno != ENOENT) {
     printf("exec of a missing program: errno %d, want ENOENT\n", errno);
+    return 1;
+  }
+  if (write(to_worker[1], &c, 1) != 1 || read(from_worker[0], &c, 1) != 1) {
+    printf("worker thread failed\n");
     return 1;
   }
   after_failed_exec();

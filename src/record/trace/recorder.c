@@ -262,6 +262,29 @@ static void write_idle_buffers(uint64_t now) {
   }
 }
 
+/* At exec, with write_lock: the events ts has committed in its buffer
+ * (exec is about to end the thread with them) written as a provisional
+ * chunk, after every chunk of the thread waiting in the queue, so that it
+ * is the thread's latest. When the exec succeeds it is the thread's last
+ * chunk and the reader keeps it; when it fails the thread goes on, writes
+ * its buffer itself, and the reader drops the provisional copy. Returns
+ * the events written so. */
+static uint64_t write_provisional_at_exec(tstate *ts) {
+  uint64_t n = 0;
+  spin_lock(&ts->lock);
+  uint64_t c = atomic_load_explicit(&ts->committed, memory_order_acquire);
+  if (!ts->closed && !ts->dead && (c >> 32) != 0) {
+    job j;
+    while (pop(&j)) write_job(&j);
+    hh__tr_proc_flush();
+    hh__tr_write_provisional(ts->buf, (size_t)(c & 0xffffffffu), ts->index);
+    ts->prov_written = c;
+    n = c >> 32;
+  }
+  spin_unlock(&ts->lock);
+  return n;
+}
+
 static void *writer_main(void *arg) {
   (void)arg;
   tls_failed = true; /* never records itself */
@@ -636,10 +659,10 @@ static void at_child(void) {
 /* Exec replaces the image and ends every thread: the queue (older) and then
  * this thread's buffer are written here, by this thread, before exec returns
  * control to the kernel - no waiting on the writer, no writer started in a
- * forked child that is about to exec. The other threads' buffers are lost
- * with them (writing a buffer its thread may still hand over would
- * duplicate events if the exec failed). Then an EXEC record (time, events
- * written, the program), so that the reader knows the program went on as
+ * forked child that is about to exec. The other threads' events, which exec
+ * ends with them, as provisional chunks (write_provisional_at_exec). Then
+ * an EXEC record (time, the events the trace holds if the exec succeeds,
+ * the program), so that the reader knows the program went on as
  * another rather than died; a failed exec is followed by more records and,
  * at exit, END. Skipped (the buffer lost rather than the program hung) when
  * the exec comes from a signal handler that interrupted this thread while
@@ -650,13 +673,16 @@ void hh__trace_before_exec(const char *path) {
     return;
   write_lock_take();
   write_all_own_locked(tls_ts);
+  uint64_t provisional = 0;
+  for (tstate *ts = atomic_load(&threads); ts != NULL; ts = ts->next)
+    if (ts != tls_ts) provisional += write_provisional_at_exec(ts);
   size_t n = path != NULL ? strnlen(path, 4096) : 0;
   hh__tr_meta_lock();
   uint8_t *p = hh__tr_proc_reserve(1 + 3 * HH_VARINT_MAX + n);
   if (p != NULL) {
     *p++ = HH_REC_EXEC;
     p = hh__tr_varint(p, hh__tr_now());
-    p = hh__tr_varint(p, hh__tr_events_written());
+    p = hh__tr_varint(p, hh__tr_events_written() + provisional);
     p = hh__tr_string(p, path != NULL ? path : "", n);
     hh__tr_proc_commit(p);
   }
