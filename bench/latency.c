@@ -39,8 +39,8 @@ struct thread_arg {
   size_t slots, iters, warmup;
   void **slot;
   unsigned char *slot_cls;
-  uint32_t *mt, *ft, *nt;    /* malloc / free / empty-window samples, cycles */
-  unsigned char *mc, *fc;    /* their size classes */
+  uint32_t *mt, *ft, *nt; /* malloc / free / empty-window samples, cycles */
+  unsigned char *mc, *fc; /* their size classes */
   double start, end;
   long minflt, majflt;
   int failed;
@@ -160,8 +160,10 @@ static void print_pcts(const char *op, const uint32_t *s, size_t n) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
-      if (s[mid] * ns_per_cycle > lim[j]) hi = mid;
-      else lo = mid + 1;
+      if (s[mid] * ns_per_cycle > lim[j])
+        hi = mid;
+      else
+        lo = mid + 1;
     }
     printf(" %s_over%s=%zu", op, j ? "10us" : "1us", n - lo);
   }
@@ -179,19 +181,28 @@ static void calibrate(void) {
 
 int main(int argc, char **argv) {
   const char *label = "?";
-  unsigned long long threads = 1, iters = 2000000, warmup = 500000, slots = HHB_SLOTS_DEFAULT, seed = HHB_SEED_DEFAULT;
+  unsigned long long threads = 1, iters = 2000000, warmup = 500000, slots = HHB_SLOTS_DEFAULT,
+                     seed = HHB_SEED_DEFAULT;
   int classes = 0;
   for (int i = 1; i < argc; i++) {
-    if (i + 1 < argc && !strcmp(argv[i], "--label")) label = argv[++i];
-    else if (i + 1 < argc && !strcmp(argv[i], "--threads")) threads = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--iters")) iters = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--warmup")) warmup = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--slots")) slots = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--seed")) seed = hhb_arg(argv[++i]);
-    else if (!strcmp(argv[i], "--classes")) classes = 1;
+    if (i + 1 < argc && !strcmp(argv[i], "--label"))
+      label = argv[++i];
+    else if (i + 1 < argc && !strcmp(argv[i], "--threads"))
+      threads = hhb_arg(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--iters"))
+      iters = hhb_arg(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--warmup"))
+      warmup = hhb_arg(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--slots"))
+      slots = hhb_arg(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--seed"))
+      seed = hhb_arg(argv[++i]);
+    else if (!strcmp(argv[i], "--classes"))
+      classes = 1;
     else {
       fprintf(stderr,
-              "usage: %s [--label NAME] [--threads T] [--iters N] [--warmup N] [--slots N] [--seed S] [--classes]\n",
+              "usage: %s [--label NAME] [--threads T] [--iters N] [--warmup N] [--slots N] [--seed S] "
+              "[--classes]\n",
               argv[0]);
       return 2;
     }
@@ -204,7 +215,8 @@ int main(int argc, char **argv) {
 
   size_t T = threads, total = T * iters;
   struct thread_arg *args = hhb_map(T * sizeof *args);
-  uint32_t *mt = hhb_map(total * sizeof *mt), *ft = hhb_map(total * sizeof *ft), *nt = hhb_map(total * sizeof *nt);
+  uint32_t *mt = hhb_map(total * sizeof *mt), *ft = hhb_map(total * sizeof *ft),
+           *nt = hhb_map(total * sizeof *nt);
   unsigned char *mc = hhb_map(total), *fc = hhb_map(total);
   void **slot = hhb_map(T * slots * sizeof *slot);
   unsigned char *slot_cls = hhb_map(T * slots);
@@ -275,12 +287,12 @@ int main(int argc, char **argv) {
   radix_sort(ft, tmp, total);
   radix_sort(nt, tmp, total);
   double calls = 2.0 * (double)total;
-  printf("label=%s threads=%zu iters=%llu calls=%.0f wall_s=%.6f ops_per_s=%.0f", label, T, iters, calls, end - start,
-         calls / (end - start));
+  printf("label=%s threads=%zu iters=%llu calls=%.0f wall_s=%.6f ops_per_s=%.0f", label, T, iters, calls,
+         end - start, calls / (end - start));
   print_pcts("malloc", mt, total);
   print_pcts("free", ft, total);
   print_pcts("empty", nt, total);
-  printf(" minflt=%ld majflt=%ld tsc_ghz=%.3f malloc_from=%s\n", minflt, majflt,
-         1.0 / ns_per_cycle, hhb_malloc_origin());
+  printf(" minflt=%ld majflt=%ld tsc_ghz=%.3f malloc_from=%s\n", minflt, majflt, 1.0 / ns_per_cycle,
+         hhb_malloc_origin());
   return 0;
 }

@@ -21,7 +21,8 @@ static inline uint64_t tsc(void) {
 
 int main(int argc, char **argv) {
   double seconds = 2;
-  if (argc == 3 && !strcmp(argv[1], "--seconds")) seconds = atof(argv[2]);
+  if (argc == 3 && !strcmp(argv[1], "--seconds"))
+    seconds = atof(argv[2]);
   else if (argc != 1) {
     fprintf(stderr, "usage: %s [--seconds S]\n", argv[0]);
     return 2;
@@ -47,7 +48,8 @@ int main(int argc, char **argv) {
     prev = t;
   }
   double el = (double)(prev - start) * ns_per_cycle * 1e-9;
-  printf("seconds=%.3f gaps_over1us_per_s=%.0f gaps_over10us_per_s=%.0f lost_pct=%.3f longest_gap_us=%.1f\n", el,
-         over1 / el, over10 / el, 100.0 * (double)lost * ns_per_cycle * 1e-9 / el, (double)longest * ns_per_cycle * 1e-3);
+  printf("seconds=%.3f gaps_over1us_per_s=%.0f gaps_over10us_per_s=%.0f lost_pct=%.3f longest_gap_us=%.1f\n",
+         el, over1 / el, over10 / el, 100.0 * (double)lost * ns_per_cycle * 1e-9 / el,
+         (double)longest * ns_per_cycle * 1e-3);
   return 0;
 }

@@ -15,10 +15,14 @@
 int main(int argc, char **argv) {
   unsigned long long iters = 4000000, warmup = 200000, slots = HHB_SLOTS_DEFAULT, seed = HHB_SEED_DEFAULT;
   for (int i = 1; i < argc; i++) {
-    if (i + 1 < argc && !strcmp(argv[i], "--iters")) iters = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--warmup")) warmup = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--slots")) slots = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--seed")) seed = hhb_arg(argv[++i]);
+    if (i + 1 < argc && !strcmp(argv[i], "--iters"))
+      iters = hhb_arg(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--warmup"))
+      warmup = hhb_arg(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--slots"))
+      slots = hhb_arg(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--seed"))
+      seed = hhb_arg(argv[++i]);
     else {
       fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--slots N] [--seed S]\n", argv[0]);
       return 2;
@@ -60,7 +64,8 @@ int main(int argc, char **argv) {
 
   for (size_t i = 0; i < slots; i++) free(slot[i]);
   double calls = 2.0 * (double)iters;
-  printf("iters=%llu calls=%.0f wall_s=%.6f ns_per_op=%.3f ops_per_s=%.0f minflt=%ld malloc_from=%s\n", iters, calls,
-         t1 - t0, (t1 - t0) * 1e9 / calls, calls / (t1 - t0), r1.ru_minflt - r0.ru_minflt, hhb_malloc_origin());
+  printf("iters=%llu calls=%.0f wall_s=%.6f ns_per_op=%.3f ops_per_s=%.0f minflt=%ld malloc_from=%s\n", iters,
+         calls, t1 - t0, (t1 - t0) * 1e9 / calls, calls / (t1 - t0), r1.ru_minflt - r0.ru_minflt,
+         hhb_malloc_origin());
   return 0;
 }

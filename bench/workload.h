@@ -103,8 +103,10 @@ static inline const char *hhb_malloc_origin(void) {
 static inline unsigned long long hhb_arg(const char *s) {
   char *end;
   unsigned long long v = strtoull(s, &end, 10);
-  if (*end == 'k' || *end == 'K') v *= 1000ull, end++;
-  else if (*end == 'm' || *end == 'M') v *= 1000000ull, end++;
+  if (*end == 'k' || *end == 'K')
+    v *= 1000ull, end++;
+  else if (*end == 'm' || *end == 'M')
+    v *= 1000000ull, end++;
   if (*end) {
     fprintf(stderr, "bad number: %s\n", s);
     exit(2);

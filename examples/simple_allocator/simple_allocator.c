@@ -11,13 +11,13 @@
 
 #define MIN_SHIFT 5 /* classes 32 B .. 1 MiB */
 #define MAX_SHIFT 20
-#define CHUNK_BYTES ((size_t)4 << 20)      /* carved into class blocks */
+#define CHUNK_BYTES ((size_t)4 << 20) /* carved into class blocks */
 
 typedef struct header {
-  void *start;    /* what the class list or munmap gets back */
-  size_t klass;   /* MIN_SHIFT..MAX_SHIFT, or the length of its own mapping */
-} header;         /* 16 bytes: keeps user pointers 16-aligned */
-static void *free_list[MAX_SHIFT + 1];     /* singly linked through the blocks */
+  void *start;                         /* what the class list or munmap gets back */
+  size_t klass;                        /* MIN_SHIFT..MAX_SHIFT, or the length of its own mapping */
+} header;                              /* 16 bytes: keeps user pointers 16-aligned */
+static void *free_list[MAX_SHIFT + 1]; /* singly linked through the blocks */
 static char *chunk_next, *chunk_end;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -84,11 +84,8 @@ typedef struct hh_allocator {
 
 /* Exports the table from a plug-in: defines hh_allocator_get(), which
  * libheaphook.so looks up with dlsym when HEAPHOOK_ALLOCATOR names a file. */
-#define HH_EXPORT_ALLOCATOR(table)                                              \
-  __attribute__((visibility("default"))) const hh_allocator *hh_allocator_get( \
-      void) {                                                                   \
-    return &(table);                                                            \
-  }
+#define HH_EXPORT_ALLOCATOR(table) \
+  __attribute__((visibility("default"))) const hh_allocator *hh_allocator_get(void) { return &(table); }
 
 /* The symbol a plug-in exports. */
 const hh_allocator *hh_allocator_get(void);

@@ -14,13 +14,33 @@ int hh__parse_size(const char *text, size_t *out) {
   }
   unsigned shift = 0;
   switch (*p) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; p++; break;
-    case 'm': case 'M': shift = 20; p++; break;
-    case 'g': case 'G': shift = 30; p++; break;
-    case 't': case 'T': shift = 40; p++; break;
-    case 'b': case 'B': break;
-    default: return -1;
+    case '\0':
+      break;
+    case 'k':
+    case 'K':
+      shift = 10;
+      p++;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      p++;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      p++;
+      break;
+    case 't':
+    case 'T':
+      shift = 40;
+      p++;
+      break;
+    case 'b':
+    case 'B':
+      break;
+    default:
+      return -1;
   }
   /* Optional unit tail: "B", "iB", "ib", "b". */
   if (shift != 0 && (*p == 'i' || *p == 'I')) p++;

@@ -111,8 +111,9 @@ static int cmp_row(const void *x, const void *y) {
 /* How a row changed: 1 grew, -1 shrank, 0 the same (by peak, then leaked,
  * then bytes allocated, then allocations). */
 static int direction(const row *r) {
-  int64_t d[4] = {delta(r->v[0].peak_bytes, r->v[1].peak_bytes), delta(r->v[0].leaked_bytes, r->v[1].leaked_bytes),
-                  delta(r->v[0].bytes, r->v[1].bytes), delta(r->v[0].allocations, r->v[1].allocations)};
+  int64_t d[4] = {delta(r->v[0].peak_bytes, r->v[1].peak_bytes),
+                  delta(r->v[0].leaked_bytes, r->v[1].leaked_bytes), delta(r->v[0].bytes, r->v[1].bytes),
+                  delta(r->v[0].allocations, r->v[1].allocations)};
   for (int i = 0; i < 4; i++)
     if (d[i]) return d[i] > 0 ? 1 : -1;
   return 0;
@@ -137,22 +138,23 @@ static void text_row(FILE *out, const row *r, input *in, size_t frames) {
 
 static void json_side(FILE *out, const side *s) {
   fprintf(out,
-          "{\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
-          ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 "}",
+          "{\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"temporary\": %" PRIu64
+          ", \"peak_bytes\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 "}",
           s->allocations, s->bytes, s->temporary, s->peak_bytes, s->leaked_bytes, s->leaked_blocks);
 }
 
 static void json_delta(FILE *out, const side *a, const side *b) {
   fprintf(out,
-          "{\"allocations\": %" PRId64 ", \"bytes\": %" PRId64 ", \"temporary\": %" PRId64 ", \"peak_bytes\": %" PRId64
-          ", \"leaked_bytes\": %" PRId64 ", \"leaked_blocks\": %" PRId64 "}",
+          "{\"allocations\": %" PRId64 ", \"bytes\": %" PRId64 ", \"temporary\": %" PRId64
+          ", \"peak_bytes\": %" PRId64 ", \"leaked_bytes\": %" PRId64 ", \"leaked_blocks\": %" PRId64 "}",
           delta(a->allocations, b->allocations), delta(a->bytes, b->bytes), delta(a->temporary, b->temporary),
           delta(a->peak_bytes, b->peak_bytes), delta(a->leaked_bytes, b->leaked_bytes),
           delta(a->leaked_blocks, b->leaked_blocks));
 }
 
 static side totals_of(const hh_analysis *a) {
-  side s = {a->allocations, a->bytes_allocated, a->peak_bytes, a->leaked_bytes, a->leaked_blocks, a->temporary};
+  side s = {a->allocations,  a->bytes_allocated, a->peak_bytes,
+            a->leaked_bytes, a->leaked_blocks,   a->temporary};
   return s;
 }
 
@@ -213,7 +215,8 @@ int hh_cmd_diff(int argc, char **argv) {
       json_side(out, &tb);
       fputs(", \"delta\": ", out);
       json_delta(out, &ta, &tb);
-      fprintf(out, "},\n  \"sites_changed\": %zu, \"sites_grew\": %zu, \"sites_shrank\": %zu,\n  \"sites\": [", n,
+      fprintf(out,
+              "},\n  \"sites_changed\": %zu, \"sites_grew\": %zu, \"sites_shrank\": %zu,\n  \"sites\": [", n,
               ngrew, nshrank);
       size_t show = top && n > top ? top : n;
       for (size_t i = 0; i < show; i++) {

@@ -54,7 +54,8 @@ bool hh_report_options(hh_cli_args *a, bool *json, size_t *top, size_t *frames) 
   return true;
 }
 
-size_t hh_report_frames(hh_symbolizer *sym, const hh_reader *r, uint64_t stack, const hh_frame **out, size_t max) {
+size_t hh_report_frames(hh_symbolizer *sym, const hh_reader *r, uint64_t stack, const hh_frame **out,
+                        size_t max) {
   if (!stack || !sym) return 0;
   return hh_sym_stack(sym, r, stack, HH_SYM_FOLD, out, max);
 }
@@ -120,8 +121,8 @@ void hh_report_json_frames(FILE *out, const hh_frame *const *frames, size_t n) {
     hh_json_put_string(out, f->file, 0);
     fprintf(out, ", \"line\": %" PRIu32 ", \"module\": ", f->line);
     hh_json_put_string(out, f->module, 0);
-    fprintf(out, ", \"module_offset\": %" PRIu64 ", \"ip\": %" PRIu64 ", \"inlined\": %s}", f->module_offset, f->ip,
-            f->inlined ? "true" : "false");
+    fprintf(out, ", \"module_offset\": %" PRIu64 ", \"ip\": %" PRIu64 ", \"inlined\": %s}", f->module_offset,
+            f->ip, f->inlined ? "true" : "false");
   }
   fputc(']', out);
 }

@@ -22,7 +22,8 @@ bool hh_report_options(hh_cli_args *a, bool *json, size_t *top, size_t *frames);
 
 /* The folded frames of stack id (allocator frames at the inner end left
  * out), innermost first; returns the count (0 for stack 0). */
-size_t hh_report_frames(hh_symbolizer *sym, const hh_reader *r, uint64_t stack, const hh_frame **out, size_t max);
+size_t hh_report_frames(hh_symbolizer *sym, const hh_reader *r, uint64_t stack, const hh_frame **out,
+                        size_t max);
 /* "function (file:line)", "function (module+0xoff)" or "0xip". */
 void hh_report_put_frame(FILE *out, const hh_frame *f);
 /* The text report's stack: a frame per line, indented, at most `frames`

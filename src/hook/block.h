@@ -27,7 +27,7 @@
 
 typedef struct hh_block_header {
   uint32_t lead16; /* (user - base) / 16: leads up to 64 GiB */
-  uint32_t magic; /* HH_BLOCK_MAGIC */
+  uint32_t magic;  /* HH_BLOCK_MAGIC */
 } hh_block_header;
 
 static inline hh_block_header *hh__block_header(void *user) {

@@ -22,8 +22,8 @@ void *hh__bootstrap_alloc(size_t size, size_t align) {
     user = ((base + start + HEADER + align - 1) & ~(uintptr_t)(align - 1)) - base;
     end = user + ((size + HEADER - 1) & ~(size_t)(HEADER - 1));
     if (end > HH_BOOTSTRAP_BYTES) goto full;
-  } while (!atomic_compare_exchange_weak_explicit(&used, &start, end, memory_order_relaxed,
-                                                  memory_order_relaxed));
+  } while (
+      !atomic_compare_exchange_weak_explicit(&used, &start, end, memory_order_relaxed, memory_order_relaxed));
   size_t *header = (size_t *)(hh__bootstrap_arena + user - HEADER);
   header[0] = size;
   return hh__bootstrap_arena + user;

@@ -18,9 +18,8 @@ static _Atomic uint64_t live_bytes, live_blocks, peak_bytes, total_bytes, total_
 static void add(uint64_t bytes) {
   uint64_t now = atomic_fetch_add_explicit(&live_bytes, bytes, memory_order_relaxed) + bytes;
   uint64_t peak = atomic_load_explicit(&peak_bytes, memory_order_relaxed);
-  while (now > peak &&
-         !atomic_compare_exchange_weak_explicit(&peak_bytes, &peak, now, memory_order_relaxed,
-                                                memory_order_relaxed)) {
+  while (now > peak && !atomic_compare_exchange_weak_explicit(&peak_bytes, &peak, now, memory_order_relaxed,
+                                                              memory_order_relaxed)) {
   }
   atomic_fetch_add_explicit(&total_bytes, bytes, memory_order_relaxed);
   atomic_fetch_add_explicit(&total_blocks, 1, memory_order_relaxed);

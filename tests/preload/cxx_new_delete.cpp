@@ -51,8 +51,8 @@ struct WithDtor {
 
 const char *call_name(int i) {
   static const char *const names[HH_CALL_COUNT] = {
-      "malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc", "memalign",
-      "valloc", "pvalloc", "free", "free_sized", "free_aligned_sized", "malloc_usable_size"};
+      "malloc", "calloc",  "realloc", "reallocarray", "posix_memalign",     "aligned_alloc",     "memalign",
+      "valloc", "pvalloc", "free",    "free_sized",   "free_aligned_sized", "malloc_usable_size"};
   return names[i];
 }
 
@@ -111,24 +111,24 @@ void expect_owner(const char *what, const void *p, std::size_t align) {
 // new expression `expr` of type T: one call of `fn`, a block of the owner
 // that starts `cookie` bytes before the pointer (new[] of a type with a
 // destructor puts the element count there).
-#define CHECK_NEW_COOKIE(what, T, expr, fn, align, cookie)                             \
-  [&]() -> T * {                                                                       \
-    Snapshot before_ = snap();                                                         \
-    T *p_ = expr;                                                                      \
-    sink = (void *)p_;                                                                 \
-    expect_one(what, before_, fn);                                                     \
-    expect_owner(what, (const char *)p_ - (cookie), align);                            \
-    if (p_ != nullptr) std::memset((void *)p_, 0x5a, sizeof(T));                       \
-    return p_;                                                                         \
+#define CHECK_NEW_COOKIE(what, T, expr, fn, align, cookie)       \
+  [&]() -> T * {                                                 \
+    Snapshot before_ = snap();                                   \
+    T *p_ = expr;                                                \
+    sink = (void *)p_;                                           \
+    expect_one(what, before_, fn);                               \
+    expect_owner(what, (const char *)p_ - (cookie), align);      \
+    if (p_ != nullptr) std::memset((void *)p_, 0x5a, sizeof(T)); \
+    return p_;                                                   \
   }()
 #define CHECK_NEW(what, T, expr, fn, align) CHECK_NEW_COOKIE(what, T, expr, fn, align, 0)
 
 // delete statement: exactly one free.
-#define CHECK_DELETE(what, stmt)                                                       \
-  do {                                                                                 \
-    Snapshot before_ = snap();                                                         \
-    stmt;                                                                              \
-    expect_one(what, before_, HH_CALL_FREE);                                           \
+#define CHECK_DELETE(what, stmt)             \
+  do {                                       \
+    Snapshot before_ = snap();               \
+    stmt;                                    \
+    expect_one(what, before_, HH_CALL_FREE); \
   } while (0)
 
 void forms() {
@@ -154,8 +154,8 @@ void forms() {
                        HH_CALL_MALLOC, 16);
   CHECK_DELETE("sized operator delete(p, n)", ::operator delete(e, sizeof(Plain)));
 
-  Plain *f = CHECK_NEW("operator new[](n)", Plain,
-                       static_cast<Plain *>(::operator new[](3 * sizeof(Plain))), HH_CALL_MALLOC, 16);
+  Plain *f = CHECK_NEW("operator new[](n)", Plain, static_cast<Plain *>(::operator new[](3 * sizeof(Plain))),
+                       HH_CALL_MALLOC, 16);
   CHECK_DELETE("sized operator delete[](p, n)", ::operator delete[](f, 3 * sizeof(Plain)));
 
   // Over-aligned forms: operator new(n, align_val_t) calls aligned_alloc.
@@ -165,14 +165,14 @@ void forms() {
   Aligned256 *h = CHECK_NEW("new alignas(256) T", Aligned256, new Aligned256, HH_CALL_ALIGNED_ALLOC, 256);
   CHECK_DELETE("delete alignas(256) T", delete h);
 
-  char *i = CHECK_NEW("operator new(n, align_val_t(256))", char,
-                      static_cast<char *>(::operator new(1000, std::align_val_t(256))),
-                      HH_CALL_ALIGNED_ALLOC, 256);
+  char *i =
+      CHECK_NEW("operator new(n, align_val_t(256))", char,
+                static_cast<char *>(::operator new(1000, std::align_val_t(256))), HH_CALL_ALIGNED_ALLOC, 256);
   CHECK_DELETE("aligned operator delete(p, align_val_t(256))", ::operator delete(i, std::align_val_t(256)));
 
-  char *j = CHECK_NEW("operator new(n, align_val_t(64))", char,
-                      static_cast<char *>(::operator new(333, std::align_val_t(64))),
-                      HH_CALL_ALIGNED_ALLOC, 64);
+  char *j =
+      CHECK_NEW("operator new(n, align_val_t(64))", char,
+                static_cast<char *>(::operator new(333, std::align_val_t(64))), HH_CALL_ALIGNED_ALLOC, 64);
   CHECK_DELETE("sized aligned operator delete(p, n, align_val_t(64))",
                ::operator delete(j, 333, std::align_val_t(64)));
 
@@ -205,8 +205,8 @@ void forms() {
   CHECK_DELETE("operator delete(p, align_val_t(512), nothrow)",
                ::operator delete(q, std::align_val_t(512), std::nothrow));
 
-  char *r = CHECK_NEW("operator new(n, nothrow)", char,
-                      static_cast<char *>(::operator new(50, std::nothrow)), HH_CALL_MALLOC, 16);
+  char *r = CHECK_NEW("operator new(n, nothrow)", char, static_cast<char *>(::operator new(50, std::nothrow)),
+                      HH_CALL_MALLOC, 16);
   CHECK_DELETE("operator delete(p, nothrow)", ::operator delete(r, std::nothrow));
 }
 
@@ -262,15 +262,18 @@ int main(int argc, char **argv) {
   }
 
   forms();
-  impossible("new char[SIZE_MAX/2] throws bad_alloc", [](std::size_t n) -> void * { return new char[n]; },
-             HH_CALL_MALLOC, false);
-  impossible("operator new(SIZE_MAX/2) throws bad_alloc", [](std::size_t n) { return ::operator new(n); },
-             HH_CALL_MALLOC, false);
-  impossible("operator new(SIZE_MAX/2, align_val_t(64)) throws bad_alloc",
-             [](std::size_t n) { return ::operator new(n, std::align_val_t(64)); }, HH_CALL_ALIGNED_ALLOC,
-             false);
-  impossible("new (nothrow) char[SIZE_MAX/2] is nullptr",
-             [](std::size_t n) -> void * { return new (std::nothrow) char[n]; }, HH_CALL_MALLOC, true);
+  impossible(
+      "new char[SIZE_MAX/2] throws bad_alloc", [](std::size_t n) -> void * { return new char[n]; },
+      HH_CALL_MALLOC, false);
+  impossible(
+      "operator new(SIZE_MAX/2) throws bad_alloc", [](std::size_t n) { return ::operator new(n); },
+      HH_CALL_MALLOC, false);
+  impossible(
+      "operator new(SIZE_MAX/2, align_val_t(64)) throws bad_alloc",
+      [](std::size_t n) { return ::operator new(n, std::align_val_t(64)); }, HH_CALL_ALIGNED_ALLOC, false);
+  impossible(
+      "new (nothrow) char[SIZE_MAX/2] is nullptr",
+      [](std::size_t n) -> void * { return new (std::nothrow) char[n]; }, HH_CALL_MALLOC, true);
   // The forms again, now that the exception paths have run.
   forms();
   std::printf("%d passed, %d failed\n", passed, failed);

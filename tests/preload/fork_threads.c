@@ -174,7 +174,8 @@ static void child(int n) {
   if (counting) {
     /* The child's thread-local counts continue the forking thread's. */
     if (hh_thread_counts(after, HH_CALL_COUNT) != HH_CALL_COUNT) _exit(14);
-    if (after[HH_CALL_MALLOC] - before[HH_CALL_MALLOC] != 1 || after[HH_CALL_REALLOC] - before[HH_CALL_REALLOC] != 1 ||
+    if (after[HH_CALL_MALLOC] - before[HH_CALL_MALLOC] != 1 ||
+        after[HH_CALL_REALLOC] - before[HH_CALL_REALLOC] != 1 ||
         after[HH_CALL_FREE] - before[HH_CALL_FREE] != 1)
       _exit(15);
   }

@@ -10,7 +10,10 @@ struct Widget {
 };
 
 __attribute__((noinline)) void *Widget::make(int n) {
+  // The capture and __LINE__ must stay on one line.
+  // clang-format off
   void *volatile p = hh_test_capture(); sym_cxx_line = __LINE__ + 0 * n;
+  // clang-format on
   return p;
 }
 }  // namespace hhtest

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+
 #include <cmocka.h>
 
 #include "base/env.h"
@@ -27,8 +28,8 @@ static void parse_size_accepts_bytes_and_suffixes(void **state) {
 static void parse_size_rejects_what_is_not_a_size(void **state) {
   (void)state;
   size_t v = 7;
-  const char *bad[] = {"", "abc", "-1", "12X", "1.5G", "10 M", "0x100", "1KK", "18446744073709551616",
-                       "17179869184G", " 1"};
+  const char *bad[] = {
+      "", "abc", "-1", "12X", "1.5G", "10 M", "0x100", "1KK", "18446744073709551616", "17179869184G", " 1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     assert_int_equal(hh__parse_size(bad[i], &v), -1);
   }
