@@ -18,8 +18,8 @@
 # BENCH_LAT_ITERS (5000000), BENCH_LAT_WARMUP (1000000), BENCH_LAT_REPS (5),
 # BENCH_SCALE_ITERS (2000000 per thread), BENCH_SCALE_REPS (3),
 # BENCH_THREADS ("1 2 4 ..." up to nproc), BENCH_PEER_DIR
-# (/usr/lib/x86_64-linux-gnu), BENCH_SKIP ("overhead latency scaling": any
-# of these words skips that part).
+# (/usr/lib/x86_64-linux-gnu), BENCH_SKIP ("overhead latency scaling trace
+# sample codec report": any of these words skips that part).
 set -eu
 
 if [ $# -lt 1 ]; then
@@ -202,6 +202,9 @@ cat "$OUTDIR/results.md"
 
 # ---- 4a. the tracer against heaptrack (BENCH_SKIP=trace skips)
 case " $SKIP " in *" trace "*) ;; *) { printf '\n'; "$SRC/bench/trace_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
+
+# ---- 4a'. sampled mode by sampling period (BENCH_SKIP=sample skips)
+case " $SKIP " in *" sample "*) ;; *) { printf '\n'; "$SRC/bench/sample_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
 
 # ---- 4b. zstd or lz4 for the trace's chunks (BENCH_SKIP=codec skips)
 case " $SKIP " in *" codec "*) ;; *) { printf '\n'; "$SRC/bench/codec_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
