@@ -38,6 +38,14 @@ static void hh__before_exec(const char *path) {
   errno = saved;
 }
 
+/* exec returned: it failed, and the program goes on. The other threads may
+ * write to the trace again (hh__trace_exec_failed). */
+static void hh__after_failed_exec(void) {
+  int saved = errno;
+  hh__trace_exec_failed();
+  errno = saved;
+}
+
 /* The next definition of name (glibc's), looked up once per function. */
 #define NEXT(type, name)                         \
   static type next_##name;                       \
@@ -57,37 +65,49 @@ typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int)
 EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
   NEXT(execve_fn, execve);
   hh__before_exec(path);
-  return next_execve(path, argv, envp);
+  int r = next_execve(path, argv, envp);
+  hh__after_failed_exec();
+  return r;
 }
 
 EXPORT int execv(const char *path, char *const argv[]) {
   NEXT(execv_fn, execv);
   hh__before_exec(path);
-  return next_execv(path, argv);
+  int r = next_execv(path, argv);
+  hh__after_failed_exec();
+  return r;
 }
 
 EXPORT int execvp(const char *file, char *const argv[]) {
   NEXT(execv_fn, execvp);
   hh__before_exec(file);
-  return next_execvp(file, argv);
+  int r = next_execvp(file, argv);
+  hh__after_failed_exec();
+  return r;
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
   NEXT(execve_fn, execvpe);
   hh__before_exec(file);
-  return next_execvpe(file, argv, envp);
+  int r = next_execvpe(file, argv, envp);
+  hh__after_failed_exec();
+  return r;
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
   NEXT(fexecve_fn, fexecve);
   hh__before_exec(NULL);
-  return next_fexecve(fd, argv, envp);
+  int r = next_fexecve(fd, argv, envp);
+  hh__after_failed_exec();
+  return r;
 }
 
 EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
   NEXT(execveat_fn, execveat);
   hh__before_exec(path);
-  return next_execveat(dirfd, path, argv, envp, flags);
+  int r = next_execveat(dirfd, path, argv, envp, flags);
+  hh__after_failed_exec();
+  return r;
 }
 
 /* execl, execlp, execle: count the arguments, then copy them into an array

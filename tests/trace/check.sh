@@ -1,7 +1,7 @@
 #!/bin/bash
 # The tracer's tests: runs a test program under a preload library with the
 # tracer, reads the trace back with trace_dump and checks what it says.
-#   check.sh known|cxx|dlopen|fork_exec|sigkill|unwritable|modes|rss_idle|signal_exec|...
+#   check.sh known|cxx|dlopen|fork_exec|exec_threads|sigkill|unwritable|modes|rss_idle|signal_exec|...
 # Paths come from the environment (tests/trace/CMakeLists.txt): HH_LIB
 # (libheaphook.so), HH_HEAPTRACK (libpreloaded_heaptrack.so), HH_DUMP,
 # HH_KNOWN, HH_CXX, HH_DL_MAIN, HH_DL_LIB, HH_FORK.
@@ -245,6 +245,34 @@ case $what in
     n=$(sed -n '/^marker idle-start$/,/^marker idle-end$/p' i.txt | grep -c '^rss ')
     [ "$n" -ge 5 ] || fail "$n RSS samples during 300 ms without allocations, want at least 5"
     status_ok i.txt
+    ;;
+  exec_threads)
+    # exec while three threads allocate flat out: twice failing (the threads
+    # go on), then /bin/true. The old program's trace must end whole at its
+    # last EXEC: read as OK (no torn chunk from a thread the exec ended in
+    # the middle of a write), three EXEC records, and the last one's count
+    # equal to the events the file holds (the other threads' buffers
+    # written at the exec, and nothing written after it). Several delays,
+    # full and sampled mode: the race is the kernel's.
+    for run in "0 full" "5 full" "10 full" "20 full" "30 full" "45 full" "60 full" "90 full" "0 64K" "20 64K" "40 64K"; do
+      read -r ms mode <<<"$run"
+      rm -f e.*
+      sample=()
+      [ "$mode" = full ] || sample=(HEAPHOOK_TRACE_SAMPLE="$mode")
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/e.%p" "${sample[@]}" \
+        "$HH_EXEC_THREADS" 3 "$ms" >out 2>err || fail "exit status $? ($run): $(cat err)"
+      [ -s err ] && fail "stderr ($run): $(cat err)"
+      [ "$(ls e.* | wc -l)" = 2 ] || fail "traces ($run): $(ls)"
+      old=$(ls e.* | grep -v '\.1$')
+      dump "$old" o.txt
+      grep -q '^status OK ' o.txt || fail "$run: $(grep '^status' o.txt)"
+      [ "$(grep -c '^exec ' o.txt)" = 3 ] || fail "$run: EXEC records: $(grep '^exec ' o.txt)"
+      last=$(awk '$1 == "exec" { n = $2 } END { print n }' o.txt)
+      [ "$last" = "$(events o.txt)" ] || fail "$run: the last EXEC says $last events, the trace holds $(events o.txt)"
+      [ "$(awk '$1 == "exec" { p = $3 } END { print p }' o.txt)" = /bin/true ] || fail "$run: $(grep '^exec ' o.txt)"
+      dump "$old.1" t.txt
+      status_ok t.txt
+    done
     ;;
   signal_exec)
     # exec from a signal handler that may have interrupted the tracer on the

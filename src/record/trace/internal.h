@@ -131,6 +131,11 @@ void hh__tr_writer_prepare(void);
 void hh__tr_writer_parent(void);
 void hh__tr_writer_child(void);
 
+/* Exec: from begin until end (the exec failed) no thread but the caller
+ * writes to the file; begin returns once the writes under way are done. */
+void hh__tr_exec_begin(void);
+void hh__tr_exec_end(void);
+
 /* ---- stacks (stacks.c) ------------------------------------------------------
  * A per-thread cache of recent stacks, keyed by the call site (the program's
  * return address and stack pointer at the call) and validated by re-reading

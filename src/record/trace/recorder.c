@@ -64,6 +64,7 @@ typedef struct tstate {
   hh_tr_model *model; /* its chunks' version-2 encoding (transcode.c) */
   /* the writer's look at an idle thread (write_idle_buffers) */
   uint64_t idle_seen, idle_since, prov_written;
+  uint64_t exec_prov; /* at an exec: the events of its provisional chunk, while they are the latest */
 } tstate;
 
 static __thread tstate *tls_ts IE;
@@ -267,22 +268,27 @@ static void write_idle_buffers(uint64_t now) {
  * chunk, after every chunk of the thread waiting in the queue, so that it
  * is the thread's latest. When the exec succeeds it is the thread's last
  * chunk and the reader keeps it; when it fails the thread goes on, writes
- * its buffer itself, and the reader drops the provisional copy. Returns
- * the events written so. */
-static uint64_t write_provisional_at_exec(tstate *ts) {
-  uint64_t n = 0;
+ * its buffer itself, and the reader drops the provisional copy. *counted:
+ * the events of this exec's provisional chunks that no later chunk of
+ * their thread holds (a chunk a thread hands over after its provisional
+ * one, written here from the queue, holds those events and more). */
+static void write_provisional_at_exec(tstate *ts, uint64_t *counted) {
   spin_lock(&ts->lock);
   uint64_t c = atomic_load_explicit(&ts->committed, memory_order_acquire);
   if (!ts->closed && !ts->dead && (c >> 32) != 0) {
     job j;
-    while (pop(&j)) write_job(&j);
+    while (pop(&j)) {
+      *counted -= j.ts->exec_prov;
+      j.ts->exec_prov = 0;
+      write_job(&j);
+    }
     hh__tr_proc_flush();
     hh__tr_write_provisional(ts->buf, (size_t)(c & 0xffffffffu), ts->index);
     ts->prov_written = c;
-    n = c >> 32;
+    ts->exec_prov = c >> 32;
+    *counted += ts->exec_prov;
   }
   spin_unlock(&ts->lock);
-  return n;
 }
 
 static void *writer_main(void *arg) {
@@ -674,8 +680,9 @@ void hh__trace_before_exec(const char *path) {
   write_lock_take();
   write_all_own_locked(tls_ts);
   uint64_t provisional = 0;
+  for (tstate *ts = atomic_load(&threads); ts != NULL; ts = ts->next) ts->exec_prov = 0;
   for (tstate *ts = atomic_load(&threads); ts != NULL; ts = ts->next)
-    if (ts != tls_ts) provisional += write_provisional_at_exec(ts);
+    if (ts != tls_ts) write_provisional_at_exec(ts, &provisional);
   size_t n = path != NULL ? strnlen(path, 4096) : 0;
   hh__tr_meta_lock();
   uint8_t *p = hh__tr_proc_reserve(1 + 3 * HH_VARINT_MAX + n);
@@ -688,8 +695,17 @@ void hh__trace_before_exec(const char *path) {
   }
   hh__tr_proc_flush_locked();
   hh__tr_meta_unlock();
+  /* From here on only this thread writes (the writer thread waits at the
+   * gate or for write_lock). Raised last, because the threads it stops may
+   * hold what the writing above needs (their own lock, the process
+   * buffer's): one that wrote a chunk of its own since its provisional one
+   * (a program thread without a writer, in the moments between) makes the
+   * EXEC's count short of what the file holds; none is left half written. */
+  hh__tr_exec_begin();
   pthread_mutex_unlock(&write_lock);
 }
+
+void hh__trace_exec_failed(void) { hh__tr_exec_end(); }
 
 static void trace_stop(int fd);
 

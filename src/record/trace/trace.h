@@ -13,13 +13,18 @@ extern const hh_recorder hh__trace_recorder;
 void hh__trace_marker(const char *name);
 
 /* The program is about to exec `path` (src/hook/exec.c; NULL when it is a
- * descriptor): the calling thread's buffered events, the process records
- * and an EXEC record naming the program are written, and the writer has
- * written everything queued before this returns. Nothing is closed: if the
- * exec fails, recording goes on. Other threads' buffers are not written
- * (exec ends those threads wherever they are; writing a buffer that its
- * thread may still hand over would duplicate its events). */
+ * descriptor): everything queued for the writer, the calling thread's
+ * buffered events, the other threads' as provisional chunks, the process
+ * records and an EXEC record naming the program are written before this
+ * returns, and from then on no other thread writes to the file (exec ends
+ * them wherever they are, a write half done included: the writes under way
+ * finish before this returns) until hh__trace_exec_failed. Nothing is closed: if the exec fails, recording
+ * goes on. */
 void hh__trace_before_exec(const char *path);
+
+/* The exec after hh__trace_before_exec failed: the other threads write
+ * again. Nothing when this thread's hh__trace_before_exec wrote nothing. */
+void hh__trace_exec_failed(void);
 
 /* The process is about to end by _exit or _Exit (src/hook/exit.c): the
  * trace is finished as at exit (every thread's buffer, then END). */

@@ -11,8 +11,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <linux/futex.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -153,6 +157,54 @@ static bool write_all(const void *data, size_t n) {
   return true;
 }
 
+/* ---- exec: nobody else writes --------------------------------------------------
+ * A successful exec ends every other thread wherever it is, one inside a
+ * write(2) of a chunk included: the kernel may stop a write to a file
+ * part-way for a fatal signal, and the trace would end in a torn chunk
+ * (read as cut short). So from hh__tr_exec_begin (the trace's last
+ * records written) until the exec fails (hh__tr_exec_end), only the
+ * execing thread writes: the others wait at write_all's gate (the exec
+ * ends them there), and the writes already under way finish first. Two counters and sequentially consistent
+ * atomics: a thread counts itself in `writing` before it looks at
+ * `execs`, and the execing thread counts itself in `execs` before it
+ * waits for `writing` to drain, so one of the two always sees the other. */
+static atomic_int execs;   /* threads between exec_begin and a failed exec */
+static atomic_int writing; /* threads past the gate */
+static __thread bool t_exec __attribute__((tls_model("initial-exec")));
+
+static void gate_enter(void) {
+  for (;;) {
+    atomic_fetch_add(&writing, 1);
+    int e = atomic_load(&execs);
+    if (e == 0 || t_exec) return;
+    atomic_fetch_sub(&writing, 1);
+    struct timespec t = {0, 1000 * 1000};
+    syscall(SYS_futex, &execs, FUTEX_WAIT_PRIVATE, e, &t, NULL, 0);
+  }
+}
+static void gate_leave(void) { atomic_fetch_sub(&writing, 1); }
+
+void hh__tr_exec_begin(void) {
+  if (t_exec) return;
+  t_exec = true;
+  atomic_fetch_add(&execs, 1);
+  while (atomic_load(&writing) != 0) sched_yield();
+}
+
+void hh__tr_exec_end(void) {
+  if (!t_exec) return;
+  t_exec = false;
+  atomic_fetch_sub(&execs, 1);
+  syscall(SYS_futex, &execs, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static bool write_gated(const void *data, size_t n) {
+  gate_enter();
+  bool ok = write_all(data, n);
+  gate_leave();
+  return ok;
+}
+
 static void fail(void) {
   int err = errno;
   atomic_store(&hh__tr_active, false);
@@ -179,7 +231,7 @@ static bool write_header(void) {
       h.start_wall_ns = hh__tr_start_wall_ns;
       h.start_ticks = hh__tr_start_ticks;
       h.sample_bytes = hh__tr_opt.sample;
-      ok = write_all(&h, sizeof h);
+      ok = write_gated(&h, sizeof h);
       if (!ok) {
         int err = errno;
         close(fd);
@@ -304,7 +356,7 @@ static void write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_
   h.thread = thread;
   memcpy(c->out, &h, sizeof h);
   if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) {
-    if (write_all(c->out, HH_CHUNK_HEADER_BYTES + stored))
+    if (write_gated(c->out, HH_CHUNK_HEADER_BYTES + stored))
       atomic_fetch_add_explicit(&events_written, events, memory_order_relaxed);
     else
       fail();
@@ -393,4 +445,9 @@ void hh__tr_writer_child(void) {
   atomic_store(&proc_pending, false);
   atomic_store(&events_written, 0);
   atomic_store(&warned, false);
+  /* Only the forking thread lives on, and it is not between an exec's
+   * begin and end (fork is not called there). */
+  atomic_store(&execs, 0);
+  atomic_store(&writing, 0);
+  t_exec = false;
 }
