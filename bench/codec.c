@@ -4,7 +4,10 @@
  * them), then compresses the same blocks again with each codec and level
  * and prints one Markdown row per codec: stored bytes, bytes per event, and
  * compression and decompression time per event (best of several rounds, one
- * thread); then, for an event-chunk trace, where the bytes go: each stream's
+ * thread; "small match finder": zstd -1 with a 64-entry hash table and
+ * matches of 7 bytes or more, which finds fewer spurious matches in
+ * streams of near-random bytes); then, for an event-chunk trace, where the
+ * bytes go: each stream's
  * bytes per event under zstd -1 and its order-0 entropy (what an ideal
  * coder of its bytes, one at a time, would need). Used by
  * bench/codec_bench.sh (`make bench`).
@@ -56,7 +59,7 @@ static double now(void) {
 
 typedef struct codec {
   const char *name;
-  int kind; /* 0 zstd, 1 lz4, 2 lz4hc */
+  int kind; /* 0 zstd, 1 lz4, 2 lz4hc, 3 zstd with a small match finder (few, long matches) */
   int level;
 } codec;
 
@@ -123,8 +126,10 @@ int main(int argc, char **argv) {
   }
   const codec codecs[] = {
       {"zstd -1 (the tracer's)", 0, 1},
+      {"zstd -2", 0, 2},
       {"zstd -3", 0, 3},
       {"zstd -6", 0, 6},
+      {"zstd -1, hashLog 6, minMatch 7", 3, 1},
       {"lz4", 1, 0},
       {"lz4hc -9", 2, 9},
   };
@@ -156,6 +161,14 @@ int main(int argc, char **argv) {
         if (cd->kind == 0) {
           z = ZSTD_compressCCtx(cc, out, bound, b->p, b->n, cd->level);
           if (ZSTD_isError(z)) return 1;
+        } else if (cd->kind == 3) {
+          ZSTD_CCtx_reset(cc, ZSTD_reset_session_and_parameters);
+          ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, cd->level);
+          ZSTD_CCtx_setParameter(cc, ZSTD_c_hashLog, 6);
+          ZSTD_CCtx_setParameter(cc, ZSTD_c_minMatch, 7);
+          z = ZSTD_compress2(cc, out, bound, b->p, b->n);
+          ZSTD_CCtx_reset(cc, ZSTD_reset_session_and_parameters);
+          if (ZSTD_isError(z)) return 1;
         } else if (cd->kind == 1) {
           z = (size_t)LZ4_compress_default((const char *)b->p, (char *)out, (int)b->n, (int)bound);
         } else {
@@ -165,7 +178,7 @@ int main(int argc, char **argv) {
         if (z == 0) return 1;
         double t1 = now();
         size_t n;
-        if (cd->kind == 0) {
+        if (cd->kind == 0 || cd->kind == 3) {
           n = ZSTD_decompressDCtx(dc, back, b->n, out, z);
           if (ZSTD_isError(n)) return 1;
         } else {

@@ -24,3 +24,20 @@ echo "### zstd or lz4 for the trace (\`bench/codec_bench.sh\`)"
 echo
 echo "The chunks of one full-mode trace of $ITERS churn steps ($EVENTS events), compressed again block by block:"
 "$CODEC" "$WORK/churn.hhtrace" "$EVENTS"
+
+# The same comparison on real programs' traces, whose streams repeat more
+# than the churn's random ones: what helps the churn must not cost them.
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+real() { # NAME COMMAND...
+  name=$1
+  shift
+  "$HH" run -o "$WORK/$name.hhtrace" -- "$@" >/dev/null 2>"$WORK/$name.err" || { log "$name failed"; return 0; }
+  ev=$("$HH" report --json "$WORK/$name.hhtrace" 2>/dev/null |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["events"])')
+  echo
+  echo "A real program: \`$*\` ($ev events):"
+  "$CODEC" "$WORK/$name.hhtrace" "$ev" | sed -n '/^| codec/,/^$/p'
+}
+if command -v git >/dev/null && [ -d "$SRC/.git" ]; then real git git -C "$SRC" log --stat -n 300; fi
+real perl perl -e 'my %h; $h{"k$_"} = [$_, "v" x ($_ % 50)] for 1 .. 300000; my $n = 0;
+  $n += length($h{$_}[1]) for keys %h; print "$n\n"'
