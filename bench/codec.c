@@ -125,13 +125,8 @@ int main(int argc, char **argv) {
     off += HH_CHUNK_HEADER_BYTES + stored;
   }
   const codec codecs[] = {
-      {"zstd -1 (the tracer's)", 0, 1},
-      {"zstd -2", 0, 2},
-      {"zstd -3", 0, 3},
-      {"zstd -6", 0, 6},
-      {"zstd -1, hashLog 6, minMatch 7", 3, 1},
-      {"lz4", 1, 0},
-      {"lz4hc -9", 2, 9},
+      {"zstd -1 (the tracer's)", 0, 1},         {"zstd -2", 0, 2}, {"zstd -3", 0, 3},  {"zstd -6", 0, 6},
+      {"zstd -1, hashLog 6, minMatch 7", 3, 1}, {"lz4", 1, 0},     {"lz4hc -9", 2, 9},
   };
   size_t max_block = 0;
   for (size_t i = 0; i < nblocks; i++)
