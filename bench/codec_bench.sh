@@ -3,7 +3,9 @@
 # CODEC_ITERS steps) once in full mode, then hh_bench_codec compresses the
 # same chunk contents (each v2 stream on its own, as the tracer does) with
 # zstd at several levels and with lz4 and lz4hc, one thread, best of 3:
-# bytes per event and ns per event to compress and to decompress.
+# bytes per event and ns per event to compress and to decompress; then the
+# same table for the traces of two real programs (git log, a perl hash
+# build), whose streams repeat more than the churn's.
 #   bench/codec_bench.sh <build dir>     (also part of `make bench`)
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 <build dir>" >&2; exit 2; }
@@ -28,16 +30,20 @@ echo "The chunks of one full-mode trace of $ITERS churn steps ($EVENTS events), 
 # The same comparison on real programs' traces, whose streams repeat more
 # than the churn's random ones: what helps the churn must not cost them.
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-real() { # NAME COMMAND...
+real() { # NAME LABEL COMMAND...
   name=$1
-  shift
+  label=$2
+  shift 2
   "$HH" run -o "$WORK/$name.hhtrace" -- "$@" >/dev/null 2>"$WORK/$name.err" || { log "$name failed"; return 0; }
   ev=$("$HH" report --json "$WORK/$name.hhtrace" 2>/dev/null |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["events"])')
   echo
-  echo "A real program: \`$*\` ($ev events):"
+  echo "A real program: $label ($ev events):"
+  echo
   "$CODEC" "$WORK/$name.hhtrace" "$ev" | sed -n '/^| codec/,/^$/p'
 }
-if command -v git >/dev/null && [ -d "$SRC/.git" ]; then real git git -C "$SRC" log --stat -n 300; fi
-real perl perl -e 'my %h; $h{"k$_"} = [$_, "v" x ($_ % 50)] for 1 .. 300000; my $n = 0;
+if command -v git >/dev/null && [ -d "$SRC/.git" ]; then
+  real git "\`git log --stat -n 300\` on this repository" git -C "$SRC" log --stat -n 300
+fi
+real perl "perl building a hash of 300,000 keys (\`bench/codec_bench.sh\`)" perl -e 'my %h; $h{"k$_"} = [$_, "v" x ($_ % 50)] for 1 .. 300000; my $n = 0;
   $n += length($h{$_}[1]) for keys %h; print "$n\n"'
