@@ -181,22 +181,17 @@ static void calibrate(void) {
 
 int main(int argc, char **argv) {
   const char *label = "?";
-  unsigned long long threads = 1, iters = 2000000, warmup = 500000, slots = HHB_SLOTS_DEFAULT,
-                     seed = HHB_SEED_DEFAULT;
+  unsigned long long threads = 1;
+  hhb_churn_opts o = {
+      .iters = 2000000, .warmup = 500000, .slots = HHB_SLOTS_DEFAULT, .seed = HHB_SEED_DEFAULT};
   int classes = 0;
   for (int i = 1; i < argc; i++) {
-    if (i + 1 < argc && !strcmp(argv[i], "--label"))
+    if (hhb_churn_arg(argc, argv, &i, &o))
+      continue;
+    else if (i + 1 < argc && !strcmp(argv[i], "--label"))
       label = argv[++i];
     else if (i + 1 < argc && !strcmp(argv[i], "--threads"))
       threads = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--iters"))
-      iters = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--warmup"))
-      warmup = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--slots"))
-      slots = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--seed"))
-      seed = hhb_arg(argv[++i]);
     else if (!strcmp(argv[i], "--classes"))
       classes = 1;
     else {
@@ -207,6 +202,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  unsigned long long iters = o.iters, warmup = o.warmup, slots = o.slots, seed = o.seed;
   if (threads < 1 || threads > 1024 || slots < 1 || iters < 1) {
     fprintf(stderr, "bad arguments\n");
     return 2;

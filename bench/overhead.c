@@ -13,21 +13,15 @@
 #include <sys/resource.h>
 
 int main(int argc, char **argv) {
-  unsigned long long iters = 4000000, warmup = 200000, slots = HHB_SLOTS_DEFAULT, seed = HHB_SEED_DEFAULT;
+  hhb_churn_opts o = {
+      .iters = 4000000, .warmup = 200000, .slots = HHB_SLOTS_DEFAULT, .seed = HHB_SEED_DEFAULT};
   for (int i = 1; i < argc; i++) {
-    if (i + 1 < argc && !strcmp(argv[i], "--iters"))
-      iters = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--warmup"))
-      warmup = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--slots"))
-      slots = hhb_arg(argv[++i]);
-    else if (i + 1 < argc && !strcmp(argv[i], "--seed"))
-      seed = hhb_arg(argv[++i]);
-    else {
+    if (!hhb_churn_arg(argc, argv, &i, &o)) {
       fprintf(stderr, "usage: %s [--iters N] [--warmup N] [--slots N] [--seed S]\n", argv[0]);
       return 2;
     }
   }
+  unsigned long long iters = o.iters, warmup = o.warmup, slots = o.slots, seed = o.seed;
   if (slots == 0) slots = 1;
   void **slot = hhb_map(slots * sizeof *slot);
   uint64_t rng = hhb_seed(seed, 0);

@@ -12,11 +12,7 @@
 # the untraced median; samples are the sampled allocations in the last
 # round's trace.
 set -eu
-[ $# -ge 1 ] || { echo "usage: $0 <build dir>" >&2; exit 2; }
-BUILD=$(cd "$1" && pwd)
-HH=$BUILD/src/cli/heaphook
-LIB=$BUILD/src/libheaphook.so
-PROG=$BUILD/bench/hh_bench_overhead
+. "$(dirname "$0")/paths.sh"
 ITERS=${TRACE_ITERS:-5000000}
 REPS=${SAMPLE_REPS:-9}
 PERIODS=${SAMPLE_PERIODS:-512K 2M 8M 32M 1G}

@@ -13,11 +13,7 @@
 # interpreter process (heaptrack runs it beside the program); its trace size
 # is its zstd-compressed file.
 set -eu
-[ $# -ge 1 ] || { echo "usage: $0 <build dir>" >&2; exit 2; }
-BUILD=$(cd "$1" && pwd)
-HH=$BUILD/src/cli/heaphook
-LIB=$BUILD/src/libheaphook.so
-PROG=$BUILD/bench/hh_bench_overhead
+. "$(dirname "$0")/paths.sh"
 ITERS=${TRACE_ITERS:-5000000}
 REPS=${TRACE_REPS:-5}
 WORK=${TRACE_WORK:-$BUILD/bench/trace}

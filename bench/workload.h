@@ -17,6 +17,7 @@
 #endif
 
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -112,6 +113,26 @@ static inline unsigned long long hhb_arg(const char *s) {
     exit(2);
   }
   return v;
+}
+
+/* The churn's own options, shared by the programs that run it. */
+typedef struct hhb_churn_opts {
+  unsigned long long iters, warmup, slots, seed;
+} hhb_churn_opts;
+
+/* argv[*i] is one of the churn's options (--iters, --warmup, --slots,
+ * --seed N): its value stored into o, *i moved past it, true. */
+static inline bool hhb_churn_arg(int argc, char **argv, int *i, hhb_churn_opts *o) {
+  static const char *const names[] = {"--iters", "--warmup", "--slots", "--seed"};
+  unsigned long long *dest[] = {&o->iters, &o->warmup, &o->slots, &o->seed};
+  if (*i + 1 >= argc) return false;
+  for (int k = 0; k < 4; k++) {
+    if (strcmp(argv[*i], names[k]) == 0) {
+      *dest[k] = hhb_arg(argv[++*i]);
+      return true;
+    }
+  }
+  return false;
 }
 
 #endif
