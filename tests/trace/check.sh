@@ -1,7 +1,7 @@
 #!/bin/bash
 # The tracer's tests: runs a test program under a preload library with the
 # tracer, reads the trace back with trace_dump and checks what it says.
-#   check.sh known|cxx|dlopen|fork_exec|exec_threads|sigkill|unwritable|modes|rss_idle|signal_exec|...
+#   check.sh known|cxx|dlopen|fork_exec|exec_threads|fork_loader|sigkill|unwritable|modes|rss_idle|signal_exec|...
 # Paths come from the environment (tests/trace/CMakeLists.txt): HH_LIB
 # (libheaphook.so), HH_HEAPTRACK (libpreloaded_heaptrack.so), HH_DUMP,
 # HH_KNOWN, HH_CXX, HH_DL_MAIN, HH_DL_LIB, HH_FORK.
@@ -245,6 +245,37 @@ case $what in
     n=$(sed -n '/^marker idle-start$/,/^marker idle-end$/p' i.txt | grep -c '^rss ')
     [ "$n" -ge 5 ] || fail "$n RSS samples during 300 ms without allocations, want at least 5"
     status_ok i.txt
+    ;;
+  fork_loader)
+    # 200 forks while three threads allocate from ever-new stacks (each one
+    # unwound by libunwind, each followed by a look at the loader's
+    # counters): no fork may come while a thread of the tracer holds the
+    # loader's lock or libunwind's, which the child would inherit held.
+    # Full mode, and sampled with a small period (samples unwind too). Every
+    # child's trace reads back.
+    for mode in full 256; do
+      rm -f l.*
+      sample=()
+      [ "$mode" = full ] || sample=(HEAPHOOK_TRACE_SAMPLE="$mode")
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/l.%p" "${sample[@]}" \
+        "$HH_FORK_LOADER" 200 >out 2>err || fail "$mode: exit status $?: $(cat out err)"
+      grep -q '^200 forks$' out || fail "$mode: $(cat out)"
+      [ "$(ls l.* | wc -l)" = 201 ] || fail "$mode: $(ls l.* | wc -l) traces, want 201"
+      parent=$(ls l.* | sort -t. -k2 -n | head -1)
+      for t in l.*; do
+        [ -s "$t" ] || continue
+        # (the parent's trace, millions of events, read whole but not printed)
+        if [ "$t" = "$parent" ]; then "$HH_DUMP" -s "$t" >t.txt; else "$HH_DUMP" "$t" >t.txt; fi ||
+          fail "$t: $(head -1 t.txt)"
+        grep -qE '^status (OK|NO_END) ' t.txt || fail "$t: $(grep ^status t.txt)"
+        # A child's trace holds its own thread only (the parent's threads'
+        # buffers, copied by fork, are the parent's to write).
+        [ "$t" = "$parent" ] && continue
+        pid=$(sed -n 's/^header pid=\([0-9]*\) .*/\1/p' t.txt)
+        others=$(awk -v p="$pid" '$1 == "thread" && $3 != p' t.txt)
+        [ -z "$others" ] || fail "$mode: $t holds another process's threads: $others"
+      done
+    done
     ;;
   exec_threads)
     # exec while three threads allocate flat out: twice failing (the threads

@@ -153,6 +153,20 @@ void hh__tr_stacks_init(void);
 void hh__tr_stacks_reset(void);
 
 /* ---- the process (procinfo.c) ----------------------------------------------- */
+/* The dynamic linker and the unwinder. dl_iterate_phdr (modules, and
+ * libunwind's search for unwind tables) holds glibc's loader lock, which
+ * glibc 2.36 does not reset in a forked child: a child forked while
+ * another thread was inside deadlocks at its first dl_iterate_phdr. So the
+ * tracer's own calls pass a gate (gate.h) that the tracer's fork handler
+ * closes: none is under way at a fork. enter waits while a fork is under
+ * way (call it holding none of the tracer's locks); try_enter gives up. */
+void hh__tr_loader_enter(void);
+bool hh__tr_loader_try_enter(void);
+void hh__tr_loader_leave(void);
+/* The fork handlers' part: close (prepare), open (parent), reset (child). */
+void hh__tr_loader_fork_prepare(void);
+void hh__tr_loader_fork_parent(void);
+void hh__tr_loader_fork_child(void);
 /* Appends MODULE_LOAD/UNLOAD records for what changed since the last scan
  * (everything at the first). `cheap`: return at once unless the dynamic
  * linker's load/unload counters moved. */

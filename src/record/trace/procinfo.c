@@ -10,7 +10,47 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "gate.h"
 #include "internal.h"
+
+/* ---- the loader gate (internal.h) --------------------------------------------- */
+
+static hh_tr_gate loader_gate;
+static __thread int t_loader_depth __attribute__((tls_model("initial-exec")));
+static __thread bool t_forking __attribute__((tls_model("initial-exec")));
+
+void hh__tr_loader_enter(void) {
+  hh__tr_gate_enter(&loader_gate, t_forking);
+  t_loader_depth++;
+}
+
+bool hh__tr_loader_try_enter(void) {
+  if (!hh__tr_gate_try_enter(&loader_gate, t_forking)) return false;
+  t_loader_depth++;
+  return true;
+}
+
+void hh__tr_loader_leave(void) {
+  t_loader_depth--;
+  hh__tr_gate_leave(&loader_gate);
+}
+
+void hh__tr_loader_fork_prepare(void) {
+  t_forking = true;
+  hh__tr_gate_close(&loader_gate, t_loader_depth);
+}
+
+void hh__tr_loader_fork_parent(void) {
+  t_forking = false;
+  hh__tr_gate_open(&loader_gate);
+}
+
+void hh__tr_loader_fork_child(void) {
+  t_forking = false;
+  hh__tr_gate_reset(&loader_gate);
+  /* the calls this thread was inside (a fork from a signal handler) go on */
+  atomic_store(&loader_gate.inside, t_loader_depth);
+}
 
 static char exe[4096];
 static size_t exe_len;
@@ -46,7 +86,9 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
 }
 
 void hh__tr_self_init(void) {
+  hh__tr_loader_enter();
   dl_iterate_phdr(find_self, (void *)(uintptr_t)hh__tr_self_init);
+  hh__tr_loader_leave();
   read_exe();
 }
 
@@ -164,7 +206,8 @@ static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
   return 0;
 }
 
-void hh__tr_modules_scan(bool cheap) {
+/* With the loader gate passed. */
+static void modules_scan(bool cheap) {
   unsigned long long c[2] = {0, 0};
   if (cheap && atomic_load_explicit(&scanned_once, memory_order_relaxed)) {
     dl_iterate_phdr(read_counters, c);
@@ -214,6 +257,14 @@ void hh__tr_modules_scan(bool cheap) {
     hh__tr_meta_unlock();
   }
   pthread_mutex_unlock(&mod_lock);
+}
+
+/* Skipped while a fork is under way (the callers may hold the tracer's
+ * locks; a later scan catches up). */
+void hh__tr_modules_scan(bool cheap) {
+  if (!hh__tr_loader_try_enter()) return;
+  modules_scan(cheap);
+  hh__tr_loader_leave();
 }
 
 void hh__tr_modules_reset(void) {

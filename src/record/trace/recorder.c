@@ -602,6 +602,9 @@ static void write_all_own_locked(tstate *ts) {
 static void at_prepare(void) {
   t_locked_before_fork = t_locked_outside_hook;
   t_locked_outside_hook = true; /* until at_parent or at_child */
+  /* First, before the locks that the calls under way may need: no thread
+   * of the tracer is in the dynamic linker or the unwinder at the fork. */
+  hh__tr_loader_fork_prepare();
   write_lock_take();
   pthread_mutex_lock(&q_lock);
   hh__tr_writer_prepare();
@@ -610,10 +613,12 @@ static void at_parent(void) {
   hh__tr_writer_parent();
   pthread_mutex_unlock(&q_lock);
   pthread_mutex_unlock(&write_lock);
+  hh__tr_loader_fork_parent();
   t_locked_outside_hook = t_locked_before_fork;
 }
 
 static void child_restart(void) {
+  hh__tr_loader_fork_child();
   hh__tr_writer_child();
   /* No writer here (threads do not survive fork); the parent's queue is
    * the parent's to write. */
@@ -649,6 +654,9 @@ static void child_restart(void) {
     me->nevents = 0;
     atomic_store(&me->committed, 0);
     atomic_store(&me->lock, 0);
+    /* The list was newest first: states made after this one are the
+     * parent's other threads' (their buffers are the parent's to write). */
+    me->next = NULL;
     atomic_store(&threads, me);
   }
   if (hh__tr_file_open() == 0) {

@@ -162,6 +162,7 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
     }
   }
   uintptr_t ips[HH_TR_MAX_FRAMES], sps[HH_TR_MAX_FRAMES];
+  hh__tr_loader_enter(); /* libunwind looks for unwind tables with dl_iterate_phdr */
   int n = unwind(cfa, ips, sps);
   if (n < 0) {
     /* hh__call_cfa was not this call's (a call that bypassed the entry
@@ -169,6 +170,7 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
     n = unwind(0, ips, sps);
     e = NULL;
   }
+  hh__tr_loader_leave();
   if (n <= 0) return 0;
   /* New frames may be in a library loaded since the last look (and gone
    * before the next): its MODULE_LOAD goes first. */

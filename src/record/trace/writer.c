@@ -11,16 +11,13 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <linux/futex.h>
-#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include "base/log.h"
+#include "gate.h"
 #include "internal.h"
 #include "trace/model.h"
 
@@ -163,45 +160,28 @@ static bool write_all(const void *data, size_t n) {
  * part-way for a fatal signal, and the trace would end in a torn chunk
  * (read as cut short). So from hh__tr_exec_begin (the trace's last
  * records written) until the exec fails (hh__tr_exec_end), only the
- * execing thread writes: the others wait at write_all's gate (the exec
- * ends them there), and the writes already under way finish first. Two counters and sequentially consistent
- * atomics: a thread counts itself in `writing` before it looks at
- * `execs`, and the execing thread counts itself in `execs` before it
- * waits for `writing` to drain, so one of the two always sees the other. */
-static atomic_int execs;   /* threads between exec_begin and a failed exec */
-static atomic_int writing; /* threads past the gate */
+ * execing thread writes: the others wait at this gate in front of
+ * write_all (the exec ends them there), and the writes already under way
+ * finish first (gate.h). */
+static hh_tr_gate exec_gate;
 static __thread bool t_exec __attribute__((tls_model("initial-exec")));
-
-static void gate_enter(void) {
-  for (;;) {
-    atomic_fetch_add(&writing, 1);
-    int e = atomic_load(&execs);
-    if (e == 0 || t_exec) return;
-    atomic_fetch_sub(&writing, 1);
-    struct timespec t = {0, 1000 * 1000};
-    syscall(SYS_futex, &execs, FUTEX_WAIT_PRIVATE, e, &t, NULL, 0);
-  }
-}
-static void gate_leave(void) { atomic_fetch_sub(&writing, 1); }
 
 void hh__tr_exec_begin(void) {
   if (t_exec) return;
   t_exec = true;
-  atomic_fetch_add(&execs, 1);
-  while (atomic_load(&writing) != 0) sched_yield();
+  hh__tr_gate_close(&exec_gate, 0);
 }
 
 void hh__tr_exec_end(void) {
   if (!t_exec) return;
   t_exec = false;
-  atomic_fetch_sub(&execs, 1);
-  syscall(SYS_futex, &execs, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+  hh__tr_gate_open(&exec_gate);
 }
 
 static bool write_gated(const void *data, size_t n) {
-  gate_enter();
+  hh__tr_gate_enter(&exec_gate, t_exec);
   bool ok = write_all(data, n);
-  gate_leave();
+  hh__tr_gate_leave(&exec_gate);
   return ok;
 }
 
@@ -445,9 +425,8 @@ void hh__tr_writer_child(void) {
   atomic_store(&proc_pending, false);
   atomic_store(&events_written, 0);
   atomic_store(&warned, false);
-  /* Only the forking thread lives on, and it is not between an exec's
-   * begin and end (fork is not called there). */
-  atomic_store(&execs, 0);
-  atomic_store(&writing, 0);
+  /* Only the forking thread lives on, and not between an exec's begin and
+   * end (fork is not called there). */
+  hh__tr_gate_reset(&exec_gate);
   t_exec = false;
 }
