@@ -29,6 +29,7 @@ function(heaphook_add_allocator name)
     ${HEAPHOOK_SOURCE_DIR}/src/hook/entry.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/exec.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/exit.c
+    ${HEAPHOOK_SOURCE_DIR}/src/hook/fds.c
     ${HEAPHOOK_SOURCE_DIR}/src/preload/select_fixed.c)
   target_compile_definitions(${name} PRIVATE HH_FIXED_ALLOCATOR=${A_GETTER})
   target_link_libraries(${name} PRIVATE hh_hook_core ${A_LINK})

@@ -11,6 +11,7 @@
 #include "base/env.h"
 #include "base/glibc.h"
 #include "base/log.h"
+#include "base/own_fd.h"
 #include "block.h"
 #include "guard.h"
 #include "hook.h"
@@ -109,17 +110,21 @@ static int choose_path(void) {
 
 /* A copy of stderr taken at start-up when something will report at exit:
  * programs such as coreutils close stderr before the library destructor
- * runs. Close-on-exec, and high, so the program's own fds are undisturbed. */
-static int stderr_copy = -1;
+ * runs. Close-on-exec, and high, so the program's own fds are undisturbed;
+ * registered (base/own_fd.h), so that a program closing every descriptor
+ * leaves it, and one that put a file of its own under its number gets no
+ * report in that file. */
+static _Atomic int stderr_copy = -1;
 
 static void keep_stderr(void) {
   if (hh__rt.n_recorders == 0 && !hh__rt.stats) return;
   const char *log = hh__env_get("HEAPHOOK_LOG");
   if (log != NULL && *log != '\0') return;
   int saved = errno;
-  stderr_copy = fcntl(2, F_DUPFD_CLOEXEC, 1000);
+  stderr_copy = fcntl(2, F_DUPFD_CLOEXEC, HH_OWN_FD_STDERR);
   if (stderr_copy < 0) stderr_copy = fcntl(2, F_DUPFD_CLOEXEC, 3);
   errno = saved;
+  hh__own_fd_add(stderr_copy, HH_OWN_FD_STDERR, &stderr_copy);
 }
 
 static void start_up(void) {
@@ -170,7 +175,7 @@ bool hh__start_slow(void) {
  * ("%p" becomes the pid), appended to. Falls back to stderr with a warning. */
 static int open_log(void) {
   const char *pattern = hh__env_get("HEAPHOOK_LOG");
-  if (pattern == NULL || *pattern == '\0') return stderr_copy >= 0 ? stderr_copy : 2;
+  if (pattern == NULL || *pattern == '\0') return hh__own_fd_holds(stderr_copy) ? stderr_copy : 2;
   char path[4096];
   if (hh__expand_pid(pattern, path, sizeof path) != 0) {
     hh__log("HEAPHOOK_LOG=%s: path too long; reporting to stderr", pattern);

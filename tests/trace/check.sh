@@ -1,7 +1,7 @@
 #!/bin/bash
 # The tracer's tests: runs a test program under a preload library with the
 # tracer, reads the trace back with trace_dump and checks what it says.
-#   check.sh known|cxx|dlopen|fork_exec|exec_threads|fork_loader|sigkill|unwritable|modes|rss_idle|signal_exec|...
+#   check.sh known|cxx|dlopen|fork_exec|exec_threads|fork_loader|close_fds|sigkill|unwritable|modes|rss_idle|signal_exec|...
 # Paths come from the environment (tests/trace/CMakeLists.txt): HH_LIB
 # (libheaphook.so), HH_HEAPTRACK (libpreloaded_heaptrack.so), HH_DUMP,
 # HH_KNOWN, HH_CXX, HH_DL_MAIN, HH_DL_LIB, HH_FORK.
@@ -348,6 +348,36 @@ site = [s for s in d["top"]["allocations"]["sites"] if s["function"] == "churn"]
 assert len(site) == 1 and site[0]["allocations"] == 8000000, site
 assert site[0]["bytes"] == 128000000 and site[0]["leaked_blocks"] == 0, site
 PY
+    ;;
+  close_fds)
+    # A program that closes every descriptor it did not open (seven ways),
+    # then opens files of its own at the low numbers and allocates on, in a
+    # new thread too. Its files must hold what it put there and nothing of
+    # heaphook's, and the trace every allocation: heaphook's descriptors are
+    # left open, or its file opened again when the program got past that.
+    printf 'input line\n' >in.txt
+    for how in close early closefrom close_range raw dup2 dup3; do
+      # Descriptors the test runner left open make the numbers differ from
+      # one way to the next: each is compared with its own plain run.
+      rm -f plain.txt
+      env "$HH_CLOSE_FDS" "$how" in.txt plain.txt >plain.out 2>plain.err || fail "$how, unhooked: $(cat plain.err)"
+      for lib in "$HH_LIB" "$HH_HEAPTRACK"; do
+        rm -f c.*.trace c.txt
+        env LD_PRELOAD="$lib" HEAPHOOK_RECORD=trace HEAPHOOK_STATS=1 HEAPHOOK_OUTPUT="$dir/c.%p.trace" \
+          "$HH_CLOSE_FDS" "$how" in.txt c.txt >o 2>e || fail "$how, $lib: exit status $?: $(cat e)"
+        cmp -s o plain.out || fail "$how, $lib: output $(cat o), not $(cat plain.out)"
+        cmp -s c.txt plain.txt || fail "$how, $lib: the program's file holds $(od -c c.txt | head -5)"
+        # The report at exit reached stderr, and only stderr.
+        grep -q '^heaphook: libc allocator' e || fail "$how, $lib: no report on stderr: $(cat e)"
+        grep -q 'heaphook: trace' e && fail "$how, $lib: $(cat e)"
+        dump "$(one_file "$dir/c.*.trace")" d.txt
+        status_ok d.txt
+        awk '$1 == "alloc" { for (i = 2; i <= NF; i++) if ($i ~ /^stack=/) { split($i, f, "@"); n[f[1]]++ } }
+          END { print n["stack=before"] + 0, n["stack=after"] + 0, n["stack=in_thread"] + 0 }' d.txt >n.txt
+        [ "$(cat n.txt)" = "100000 100000 1000" ] ||
+          fail "$how, $lib: allocations from before(), after(), in_thread(): $(cat n.txt), not 100000 100000 1000"
+      done
+    done
     ;;
   sigkill)
     LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/k.%p.hhtrace" "$HH_KNOWN" spin >out 2>err &

@@ -1,13 +1,18 @@
-/* Unit tests of src/base: size and boolean parsing, environment scanning. */
+/* Unit tests of src/base: size and boolean parsing, environment scanning,
+ * the register of heaphook's own descriptors. */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "base/env.h"
+#include "base/own_fd.h"
 #include "base/size.h"
 
 static void parse_size_accepts_bytes_and_suffixes(void **state) {
@@ -60,12 +65,116 @@ static void env_get_matches_whole_names(void **state) {
   assert_null(hh__env_get("HH_TEST_UNSET"));
 }
 
+static int open_null(void) {
+  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  return fd;
+}
+
+static void own_fd_raised_registered_forgotten(void **state) {
+  (void)state;
+  int fd = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
+  assert_true(fd >= HH_OWN_FD_TRACE);
+  assert_int_equal(fcntl(fd, F_GETFD), FD_CLOEXEC);
+  assert_false(hh__own_fd_holds(fd));
+  _Atomic int owner = fd;
+  assert_true(hh__own_fd_add(fd, HH_OWN_FD_TRACE, &owner));
+  assert_true(hh__own_fd_holds(fd));
+  assert_false(hh__own_fd_holds_claimed(fd));
+  hh__own_fd_remove(fd);
+  assert_false(hh__own_fd_holds(fd));
+  assert_true(hh__own_fd_add(fd, HH_OWN_FD_PIPE, NULL));
+  assert_true(hh__own_fd_holds_claimed(fd));
+  hh__own_fd_close(fd);
+  assert_false(hh__own_fd_holds(fd));
+  assert_int_equal(fcntl(fd, F_GETFD), -1); /* closed */
+  /* Already high enough: left where it is. */
+  int high = fcntl(open_null(), F_DUPFD_CLOEXEC, HH_OWN_FD_STDERR + 5);
+  assert_int_equal(hh__own_fd_raise(high, HH_OWN_FD_TRACE, true), high);
+  close(high);
+}
+
+/* A number the program put another file under (dup2, or closed with a raw
+ * system call and opened again) is no longer ours. */
+static void own_fd_another_file_under_the_number_is_not_ours(void **state) {
+  (void)state;
+  int fds[2];
+  assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+  int ours = hh__own_fd_raise(fds[0], HH_OWN_FD_PIPE, true);
+  assert_true(hh__own_fd_add(ours, HH_OWN_FD_PIPE, NULL));
+  int theirs = open_null();
+  assert_int_equal(dup2(theirs, ours), ours);
+  assert_false(hh__own_fd_holds(ours));
+  /* Forgotten: the same file under it again does not make it ours. */
+  assert_false(hh__own_fd_holds(ours));
+  close(ours);
+  close(theirs);
+  close(fds[1]);
+  /* Closed behind the register's back. */
+  int gone = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
+  assert_true(hh__own_fd_add(gone, HH_OWN_FD_TRACE, NULL));
+  close(gone);
+  assert_false(hh__own_fd_holds(gone));
+}
+
+static void own_fd_in_range_ascending(void **state) {
+  (void)state;
+  int a = hh__own_fd_raise(open_null(), HH_OWN_FD_STDERR, true);
+  int b = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
+  int c = hh__own_fd_raise(open_null(), HH_OWN_FD_PIPE, true);
+  _Atomic int owner_a = a, owner_b = b;
+  assert_true(hh__own_fd_add(a, HH_OWN_FD_STDERR, &owner_a) && hh__own_fd_add(b, HH_OWN_FD_TRACE, &owner_b) &&
+              hh__own_fd_add(c, HH_OWN_FD_PIPE, NULL));
+  int out[HH_OWN_FD_MAX];
+  assert_int_equal(hh__own_fd_in_range(0, ~0u, out), 3);
+  assert_int_equal(out[0], b), assert_int_equal(out[1], c), assert_int_equal(out[2], a);
+  assert_int_equal(hh__own_fd_in_range((unsigned)b + 1, (unsigned)a - 1, out), 1);
+  assert_int_equal(out[0], c);
+  assert_int_equal(hh__own_fd_in_range(0, (unsigned)b - 1, out), 0);
+  /* HH_OWN_FD_MAX at most: one more is not protected. */
+  enum { MORE = HH_OWN_FD_MAX - 3 + 1 };
+  int more[MORE];
+  for (int i = 0; i < MORE; i++) more[i] = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
+  for (int i = 0; i < MORE - 1; i++) assert_true(hh__own_fd_add(more[i], HH_OWN_FD_TRACE, NULL));
+  assert_false(hh__own_fd_add(more[MORE - 1], HH_OWN_FD_TRACE, NULL));
+  assert_int_equal(hh__own_fd_in_range(0, ~0u, out), HH_OWN_FD_MAX);
+  for (int i = 0; i < MORE; i++) hh__own_fd_close(more[i]);
+  hh__own_fd_close(a), hh__own_fd_close(b), hh__own_fd_close(c);
+  assert_int_equal(hh__own_fd_in_range(0, ~0u, out), 0);
+}
+
+/* The program dup2s onto one of ours: ours moves first (its owner told),
+ * and a descriptor without an owner (libunwind's) cannot. */
+static void own_fd_makes_room_for_the_program(void **state) {
+  (void)state;
+  _Atomic int owner = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
+  int first = owner;
+  assert_true(hh__own_fd_add(first, HH_OWN_FD_TRACE, &owner));
+  assert_true(hh__own_fd_make_room(first));
+  int moved = owner;
+  assert_true(moved >= HH_OWN_FD_TRACE && moved != first);
+  assert_true(hh__own_fd_holds(moved));
+  assert_false(hh__own_fd_holds(first)); /* still open, no longer registered */
+  assert_int_equal(fcntl(moved, F_GETFD), FD_CLOEXEC);
+  close(first);
+  assert_false(hh__own_fd_make_room(first)); /* not ours */
+  int pipe_end = hh__own_fd_raise(open_null(), HH_OWN_FD_PIPE, true);
+  assert_true(hh__own_fd_add(pipe_end, HH_OWN_FD_PIPE, NULL));
+  assert_false(hh__own_fd_make_room(pipe_end));
+  hh__own_fd_close(pipe_end);
+  hh__own_fd_close(moved);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parse_size_accepts_bytes_and_suffixes),
       cmocka_unit_test(parse_size_rejects_what_is_not_a_size),
       cmocka_unit_test(parse_bool_words),
       cmocka_unit_test(env_get_matches_whole_names),
+      cmocka_unit_test(own_fd_raised_registered_forgotten),
+      cmocka_unit_test(own_fd_another_file_under_the_number_is_not_ours),
+      cmocka_unit_test(own_fd_in_range_ascending),
+      cmocka_unit_test(own_fd_makes_room_for_the_program),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

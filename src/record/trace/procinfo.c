@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/own_fd.h"
 #include "gate.h"
 #include "internal.h"
 
@@ -312,12 +313,41 @@ void hh__tr_command_record(void) {
 
 /* ---- RSS ------------------------------------------------------------------------------ */
 
+/* /proc/self/statm stays open (registered, base/own_fd.h) and is read again
+ * from its start: opening it every 10 ms inside a program thread's malloc
+ * took the lowest free number for a moment, which another thread of the
+ * program, opening a file as it does after close(0), could then not get. */
+static _Atomic int statm = -1;
+static pthread_mutex_t statm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int statm_fd(void) {
+  int fd = atomic_load(&statm);
+  if (hh__own_fd_holds(fd)) return fd;
+  pthread_mutex_lock(&statm_lock);
+  fd = atomic_load(&statm);
+  if (!hh__own_fd_holds(fd)) {
+    fd = hh__own_fd_raise(open("/proc/self/statm", O_RDONLY | O_CLOEXEC), HH_OWN_FD_TRACE, true);
+    if (fd >= 0 && !hh__own_fd_add(fd, HH_OWN_FD_TRACE, &statm)) {
+      close(fd);
+      fd = -1;
+    }
+    atomic_store(&statm, fd);
+  }
+  pthread_mutex_unlock(&statm_lock);
+  return fd;
+}
+
+void hh__tr_rss_reset(void) {
+  pthread_mutex_init(&statm_lock, NULL);
+  hh__own_fd_close(atomic_load(&statm)); /* the parent's process */
+  atomic_store(&statm, -1);
+}
+
 void hh__tr_rss_record(uint64_t time) {
   char buf[128];
-  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  int fd = statm_fd();
   if (fd < 0) return;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
   if (n <= 0) return;
   buf[n] = '\0';
   const char *p = buf;

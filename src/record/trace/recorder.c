@@ -620,6 +620,7 @@ static void at_parent(void) {
 static void child_restart(void) {
   hh__tr_loader_fork_child();
   hh__tr_writer_child();
+  hh__tr_rss_reset();
   /* No writer here (threads do not survive fork); the parent's queue is
    * the parent's to write. */
   pthread_mutex_init(&q_lock, NULL);

@@ -23,6 +23,7 @@
 #include <libunwind.h>
 #include <sys/mman.h>
 
+#include "base/own_fd.h"
 #include "internal.h"
 
 #define CACHE_BITS 8
@@ -102,7 +103,15 @@ static uint64_t intern(uint64_t parent, uint64_t ip) {
   return n->id;
 }
 
-void hh__tr_stacks_init(void) { unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD); }
+/* libunwind opens a pipe at its first use (here), to check that memory is
+ * readable by writing a byte of it there, and opens it again whenever the
+ * read end fails: claimed (base/own_fd.h), so that it takes no number of
+ * the program's and no close of the program's ends it. */
+void hh__tr_stacks_init(void) {
+  hh__own_fd_claim = true;
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  hh__own_fd_claim = false;
+}
 
 void hh__tr_stacks_reset(void) {
   if (table != NULL) memset(table, 0, table_cap * sizeof(node));
@@ -162,7 +171,8 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
     }
   }
   uintptr_t ips[HH_TR_MAX_FRAMES], sps[HH_TR_MAX_FRAMES];
-  hh__tr_loader_enter(); /* libunwind looks for unwind tables with dl_iterate_phdr */
+  hh__tr_loader_enter();   /* libunwind looks for unwind tables with dl_iterate_phdr */
+  hh__own_fd_claim = true; /* and may open its pipe again (hh__tr_stacks_init) */
   int n = unwind(cfa, ips, sps);
   if (n < 0) {
     /* hh__call_cfa was not this call's (a call that bypassed the entry
@@ -170,6 +180,7 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
     n = unwind(0, ips, sps);
     e = NULL;
   }
+  hh__own_fd_claim = false;
   hh__tr_loader_leave();
   if (n <= 0) return 0;
   /* New frames may be in a library loaded since the last look (and gone

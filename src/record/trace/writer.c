@@ -13,10 +13,12 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include "base/log.h"
+#include "base/own_fd.h"
 #include "gate.h"
 #include "internal.h"
 #include "trace/model.h"
@@ -31,8 +33,17 @@
 hh_tr_options hh__tr_opt;
 atomic_bool hh__tr_active;
 
-static int fd = -1;
+static _Atomic int fd = -1;
 static char path[4096];
+/* The file's identity and absolute path: a descriptor closed behind the
+ * hook's back (a raw close system call, dup2 onto its number) is replaced
+ * by the same file opened again, never by another. */
+static dev_t file_dev;
+static ino_t file_ino;
+static char abs_path[4096 + 4096];
+static pthread_mutex_t reopen_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool lost; /* the file could not be opened again */
+static void remember_absolute_path(void);
 static atomic_bool header_done;
 static pthread_mutex_t header_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool warned;
@@ -104,15 +115,19 @@ static bool create_file(void) {
       errno = ENAMETOOLONG;
       return false;
     }
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      /* Out of the way of the program's own descriptors (the lowest free
-       * number is what open(2) hands out). */
-      int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
-      if (high >= 0) {
-        close(fd);
-        fd = high;
+    int f = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (f >= 0) {
+      /* Out of the way of the program's own descriptors, and kept open
+       * when the program closes them all (base/own_fd.h). */
+      f = hh__own_fd_raise(f, HH_OWN_FD_TRACE, true);
+      struct stat st;
+      if (fstat(f, &st) == 0) {
+        file_dev = st.st_dev;
+        file_ino = st.st_ino;
       }
+      hh__own_fd_add(f, HH_OWN_FD_TRACE, &fd);
+      remember_absolute_path();
+      atomic_store(&fd, f);
       return true;
     }
     if (errno != EEXIST || !has_pid) return false;
@@ -131,15 +146,63 @@ int hh__tr_file_open(void) {
 }
 
 void hh__tr_file_forget(void) {
-  if (fd >= 0) close(fd);
-  fd = -1;
+  hh__own_fd_close(atomic_load(&fd));
+  atomic_store(&fd, -1);
   atomic_store(&hh__tr_active, false);
+}
+
+/* path made absolute (the program may change directory before the file
+ * has to be opened again); path itself when the directory is unknown. */
+static void remember_absolute_path(void) {
+  size_t plen = strlen(path);
+  if (path[0] != '/' && getcwd(abs_path, sizeof abs_path - plen - 2) != NULL) {
+    size_t n = strlen(abs_path);
+    abs_path[n] = '/';
+    memcpy(abs_path + n + 1, path, plen + 1);
+  } else {
+    memcpy(abs_path, path, plen + 1);
+  }
+}
+
+/* The descriptor to write to: the file's, opened again when the program
+ * closed it behind the hook's back or put another file under its number;
+ * -1 (errno set) when the file is gone or is another file now. */
+static int file_fd(void) {
+  int f = atomic_load(&fd);
+  if (hh__own_fd_holds(f)) return f;
+  pthread_mutex_lock(&reopen_lock);
+  f = atomic_load(&fd);
+  if (!hh__own_fd_holds(f)) {
+    int n = open(abs_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (n >= 0 && (fstat(n, &st) != 0 || st.st_dev != file_dev || st.st_ino != file_ino)) {
+      close(n);
+      n = -1;
+      errno = ENOENT; /* another file has the name now */
+    }
+    if (n >= 0) {
+      n = hh__own_fd_raise(n, HH_OWN_FD_TRACE, true);
+      if (!hh__own_fd_add(n, HH_OWN_FD_TRACE, &fd)) {
+        close(n); /* unregistered, it would be opened again at each write */
+        n = -1;
+        errno = EMFILE;
+      }
+    }
+    if (n < 0) lost = true;
+    /* The old number is the program's now, or nobody's: not closed. */
+    atomic_store(&fd, n);
+    f = n;
+  }
+  pthread_mutex_unlock(&reopen_lock);
+  return f;
 }
 
 static bool write_all(const void *data, size_t n) {
   const char *p = data;
+  int f = file_fd();
+  if (f < 0) return false;
   while (n > 0) {
-    ssize_t w = write(fd, p, n);
+    ssize_t w = write(f, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
       return false;
@@ -188,7 +251,9 @@ static bool write_gated(const void *data, size_t n) {
 static void fail(void) {
   int err = errno;
   atomic_store(&hh__tr_active, false);
-  warn_once("cannot write the trace file", err);
+  warn_once(lost ? "the program closed the trace file and it cannot be opened again"
+                 : "cannot write the trace file",
+            err);
 }
 
 /* Creates the file and writes the header, once; false when there is no
@@ -214,8 +279,8 @@ static bool write_header(void) {
       ok = write_gated(&h, sizeof h);
       if (!ok) {
         int err = errno;
-        close(fd);
-        fd = -1;
+        hh__own_fd_close(atomic_load(&fd));
+        atomic_store(&fd, -1);
         errno = err;
       }
     }
@@ -420,6 +485,8 @@ void hh__tr_writer_child(void) {
   for (int i = 0; i < POOL; i++) ctx_put(&pool[i]);
   pthread_mutex_init(&header_lock, NULL);
   pthread_mutex_init(&meta, NULL);
+  pthread_mutex_init(&reopen_lock, NULL);
+  lost = false;
   /* The parent's pending process records are the parent's to write. */
   proc_len = 0;
   atomic_store(&proc_pending, false);

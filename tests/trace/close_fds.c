@@ -1,0 +1,141 @@
+/* A program that closes descriptors it never opened, as daemons do when
+ * they detach (argv[1] says how), then opens files of its own at the low
+ * numbers and goes on allocating, in this thread and in a new one (whose
+ * first unwinds make libunwind test fresh stack pages through its pipe).
+ *
+ *   close        close(fd) for every number from 3 to the limit
+ *   early        the same, and its files opened, before the first
+ *                allocation in main (the trace file does not exist yet;
+ *                libunwind's pipe does)
+ *   closefrom    closefrom(3)
+ *   close_range  close_range(3, ~0U, 0)
+ *   raw          the close_range system call, bypassing glibc (and heaphook)
+ *   dup2, dup3   dup2 (dup3) of a file of its own onto every descriptor
+ *                above 2 but pipes (heaphook's trace file, its copy of
+ *                stderr, /proc/self/statm): the program now owns those
+ *                numbers
+ *
+ * Under heaphook the trace must hold every allocation (before: 100,000 from
+ * before(); after: 100,000 from after() and 1,000 from in_thread()), and the
+ * program's files must hold exactly what the program put there: what it
+ * reads from its input and writes to its output is printed and compared
+ * with a run without heaphook. Before the trace file existed the program
+ * waits for it (HEAPHOOK_OUTPUT must name it "...trace..."), so that the
+ * closing happens to an open trace. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+__attribute__((noinline)) static void before(void) {
+  for (int i = 0; i < 100000; i++) free(malloc(16 + i % 200));
+}
+__attribute__((noinline)) static void after(void) {
+  for (int i = 0; i < 100000; i++) free(malloc(32 + i % 100));
+}
+__attribute__((noinline)) static void in_thread(void) {
+  for (int i = 0; i < 1000; i++) free(malloc(24));
+}
+static void *thread_main(void *arg) {
+  (void)arg;
+  in_thread();
+  return NULL;
+}
+
+/* Whether descriptor fd is open on a file whose path contains "trace". */
+static int is_trace(int fd) {
+  char link[64], target[PATH_MAX];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, target, sizeof target - 1);
+  if (n <= 0) return 0;
+  target[n] = '\0';
+  const char *slash = strrchr(target, '/');
+  return strstr(slash != NULL ? slash : target, "trace") != NULL;
+}
+
+static int max_fd(void) {
+  long m = sysconf(_SC_OPEN_MAX);
+  return m > 0 && m < 65536 ? (int)m : 65536;
+}
+
+static void close_all(void) {
+  for (int fd = max_fd() - 1; fd > 2; fd--) close(fd);
+}
+
+/* Waits up to 20 s for the tracer's file to be open (heaphook's writer
+ * thread creates it); 1 when it is, 0 without heaphook. */
+static int wait_for_trace(void) {
+  if (getenv("LD_PRELOAD") == NULL) return 0;
+  for (int tries = 0; tries < 2000; tries++) {
+    for (int fd = 3; fd < max_fd(); fd++) {
+      if (is_trace(fd)) return 1;
+    }
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  fprintf(stderr, "the trace file never opened\n");
+  exit(3);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: close_fds close|early|closefrom|close_range|raw|dup2|dup3 INPUT OUTPUT\n");
+    return 2;
+  }
+  const char *how = argv[1];
+  bool early = strcmp(how, "early") == 0;
+  int in = -1, out = -1;
+  if (early) {
+    close_all();
+    in = open(argv[2], O_RDONLY);
+    out = open(argv[3], O_WRONLY | O_CREAT | O_APPEND, 0644);
+  }
+  before();
+  if (!early) wait_for_trace();
+  if (early) {
+  } else if (strcmp(how, "close") == 0) {
+    close_all();
+  } else if (strcmp(how, "closefrom") == 0) {
+    closefrom(3);
+  } else if (strcmp(how, "close_range") == 0) {
+    if (close_range(3, ~0U, 0) != 0) perror("close_range");
+  } else if (strcmp(how, "raw") == 0) {
+    if (syscall(SYS_close_range, 3, ~0U, 0) != 0) perror("close_range");
+  } else if (strcmp(how, "dup2") == 0 || strcmp(how, "dup3") == 0) {
+    int mine = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* Onto every descriptor it did not open but a pipe's (libunwind's: a
+     * program that dup2s onto it is out of reach, docs/trace-format.md). */
+    for (int fd = 3; fd < max_fd(); fd++) {
+      struct stat st;
+      if (fd == mine || fstat(fd, &st) != 0 || S_ISFIFO(st.st_mode)) continue;
+      int r = how[3] == '2' ? dup2(mine, fd) : dup3(mine, fd, O_CLOEXEC);
+      if (r != fd) perror("dup");
+    }
+    close(mine);
+  } else {
+    fprintf(stderr, "close_fds: unknown way to close: %s\n", how);
+    return 2;
+  }
+  if (!early) {
+    in = open(argv[2], O_RDONLY);
+    out = open(argv[3], O_WRONLY | O_CREAT | O_APPEND, 0644);
+  }
+  after();
+  pthread_t t;
+  pthread_create(&t, NULL, thread_main, NULL);
+  pthread_join(t, NULL);
+  char buf[256];
+  ssize_t n = read(in, buf, sizeof buf - 1);
+  buf[n > 0 ? n : 0] = '\0';
+  if (write(out, "the program's own line\n", 23) != 23) perror("write");
+  printf("descriptors %d %d, read %zd bytes: %s", in, out, n, buf);
+  return 0;
+}
