@@ -4,29 +4,71 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
-#include <stdint.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#define SLOTS HH_OWN_FD_MAX /* heaphook uses 6 at most */
+#define SLOTS HH_OWN_FD_MAX
+#define FREE (-1)
+#define BEING_WRITTEN (-2)
 
 __thread bool hh__own_fd_claim __attribute__((tls_model("initial-exec")));
 
-/* A slot's fd is -1 when free, claimed with a compare-and-swap; its
- * identity is written before the fd is published. */
+/* A slot's fd is FREE or BEING_WRITTEN while it holds nothing, taken with
+ * a compare-and-swap; the rest is written before the fd is published. */
 static struct {
   _Atomic int fd;
-  bool claimed;
-  int base;
-  _Atomic int *owner;
+  hh_own_fd *owner; /* NULL: libunwind's */
+  int fd_flags;     /* F_GETFD at registration */
   dev_t dev;
   ino_t ino;
-} slot[SLOTS] = {[0 ... SLOTS - 1] = {.fd = -1}};
+} slot[SLOTS] = {[0 ... SLOTS - 1] = {.fd = FREE}};
+
+/* Moves under way (hh__own_fd_make_room): a use that finds its owner's
+ * number unregistered waits for them before it concludes the file is
+ * gone. */
+static _Atomic int moving;
+/* The process that may move descriptors: set at the first registration
+ * and in a forked child; a vfork child, which shares this memory, is
+ * another process and does not move them. */
+static _Atomic pid_t mover;
+static _Atomic uintptr_t claim_lo, claim_hi;
 
 /* glibc's close under its other exported name: ours (src/hook/fds.c) keeps
  * registered descriptors open. */
 extern int __close(int fd);
+
+static pid_t this_pid(void) { return (pid_t)syscall(SYS_getpid); }
+
+void hh__own_fd_set_claimant(uintptr_t lo, uintptr_t hi) {
+  atomic_store(&claim_lo, lo);
+  atomic_store(&claim_hi, hi);
+}
+
+bool hh__own_fd_from_claimant(uintptr_t ip) {
+  return ip >= atomic_load(&claim_lo) && ip < atomic_load(&claim_hi);
+}
+
+/* In a forked child: this process moves its own descriptors now; the uses
+ * and registrations of the parent's other threads did not come along. */
+static void at_fork_child(void) {
+  atomic_store(&mover, this_pid());
+  atomic_store(&moving, 0);
+  for (int i = 0; i < SLOTS; i++) {
+    int expect = BEING_WRITTEN;
+    atomic_compare_exchange_strong(&slot[i].fd, &expect, FREE);
+    if (slot[i].owner != NULL) atomic_store(&slot[i].owner->users, 0);
+  }
+}
+
+static void first_registration(void) {
+  static atomic_flag done = ATOMIC_FLAG_INIT;
+  if (atomic_flag_test_and_set(&done)) return;
+  atomic_store(&mover, this_pid());
+  pthread_atfork(NULL, NULL, at_fork_child);
+}
 
 int hh__own_fd_raise(int fd, int base, bool cloexec) {
   if (fd < 0 || fd >= base) return fd;
@@ -40,22 +82,24 @@ int hh__own_fd_raise(int fd, int base, bool cloexec) {
   return fd;
 }
 
-bool hh__own_fd_add(int fd, int base, _Atomic int *owner) {
+bool hh__own_fd_add(int fd, hh_own_fd *owner) {
+  if (fd < 0) return false;
+  first_registration();
   int saved = errno;
   struct stat st;
-  bool ok = fd >= 0 && fstat(fd, &st) == 0;
+  int flags = fcntl(fd, F_GETFD);
+  bool ok = flags >= 0 && fstat(fd, &st) == 0;
   errno = saved;
   if (!ok) return false;
   for (int i = 0; i < SLOTS; i++) {
-    int expect = -1;
-    /* -2 while the identity is written: no reader takes it for fd yet. */
-    if (atomic_compare_exchange_strong(&slot[i].fd, &expect, -2)) {
-      slot[i].claimed = owner == NULL;
-      slot[i].base = base;
+    int expect = FREE;
+    if (atomic_compare_exchange_strong(&slot[i].fd, &expect, BEING_WRITTEN)) {
       slot[i].owner = owner;
+      slot[i].fd_flags = flags;
       slot[i].dev = st.st_dev;
       slot[i].ino = st.st_ino;
-      atomic_store_explicit(&slot[i].fd, fd, memory_order_release);
+      atomic_store(&slot[i].fd, fd);
+      if (owner != NULL) atomic_store(&owner->fd, fd);
       return true;
     }
   }
@@ -66,69 +110,101 @@ void hh__own_fd_remove(int fd) {
   if (fd < 0) return;
   for (int i = 0; i < SLOTS; i++) {
     int expect = fd;
-    atomic_compare_exchange_strong(&slot[i].fd, &expect, -1);
+    atomic_compare_exchange_strong(&slot[i].fd, &expect, FREE);
   }
 }
 
-void hh__own_fd_close(int fd) {
+void hh__own_fd_close(hh_own_fd *owner) {
+  int fd = atomic_exchange(&owner->fd, -1);
   if (fd < 0) return;
-  hh__own_fd_remove(fd);
+  for (int i = 0; i < SLOTS; i++) {
+    int expect = fd;
+    if (slot[i].owner == owner) atomic_compare_exchange_strong(&slot[i].fd, &expect, FREE);
+  }
   int saved = errno;
   __close(fd);
   errno = saved;
 }
 
-/* Slot i holds fd: does fd still refer to the registered file? */
+/* Slot i holds fd: does fd still refer to the registered file? If not, the
+ * registration is forgotten. */
 static bool same_file(int i, int fd) {
   int saved = errno;
   struct stat st;
-  bool same = fstat(fd, &st) == 0 && st.st_dev == slot[i].dev && st.st_ino == slot[i].ino;
+  int flags = fcntl(fd, F_GETFD);
+  bool same = flags == slot[i].fd_flags && fstat(fd, &st) == 0 && st.st_dev == slot[i].dev &&
+              st.st_ino == slot[i].ino;
   errno = saved;
   if (!same) {
     int expect = fd;
-    atomic_compare_exchange_strong(&slot[i].fd, &expect, -1);
+    atomic_compare_exchange_strong(&slot[i].fd, &expect, FREE);
   }
   return same;
 }
 
-static bool holds(int fd, bool claimed_only) {
+/* Is fd registered (for owner, or for anyone when any) and still its file? */
+static bool registered(int fd, hh_own_fd *owner, bool any, bool claimed_only) {
   if (fd < 0) return false;
+  bool found = false;
+  for (int i = 0; i < SLOTS && !found; i++) {
+    if (atomic_load(&slot[i].fd) != fd) continue;
+    if (!any && slot[i].owner != owner) continue;
+    if (claimed_only && slot[i].owner != NULL) continue;
+    found = same_file(i, fd);
+  }
+  return found;
+}
+
+bool hh__own_fd_holds(int fd) { return registered(fd, NULL, true, false); }
+bool hh__own_fd_holds_claimed(int fd) { return registered(fd, NULL, true, true); }
+
+int hh__own_fd_use(hh_own_fd *owner) {
+  atomic_fetch_add(&owner->users, 1);
+  for (;;) {
+    int fd = atomic_load(&owner->fd);
+    if (registered(fd, owner, false, false)) return fd;
+    if (atomic_load(&moving) == 0) return -1;
+    sched_yield();
+  }
+}
+
+void hh__own_fd_done(hh_own_fd *owner) { atomic_fetch_sub(&owner->users, 1); }
+
+bool hh__own_fd_make_room(int fd) {
+  if (fd < 0 || atomic_load(&mover) != this_pid()) return false;
   for (int i = 0; i < SLOTS; i++) {
-    if (atomic_load_explicit(&slot[i].fd, memory_order_acquire) == fd)
-      return (!claimed_only || slot[i].claimed) && same_file(i, fd);
+    hh_own_fd *o = slot[i].owner;
+    if (atomic_load(&slot[i].fd) != fd || o == NULL || !same_file(i, fd)) continue;
+    int saved = errno;
+    atomic_fetch_add(&moving, 1);
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, o->base);
+    int expect = fd;
+    bool won = moved >= 0 && atomic_compare_exchange_strong(&slot[i].fd, &expect, moved);
+    if (won) atomic_store(&o->fd, moved);
+    atomic_fetch_sub(&moving, 1);
+    if (moved >= 0 && !won) __close(moved); /* another thread moved it */
+    errno = saved;
+    if (!won) return false;
+    /* Uses that took the old number finish before the program's call
+     * puts its file there (bounded: a use interrupted by a signal handler
+     * on this very thread would never finish). */
+    for (int k = 0; k < 100000 && atomic_load(&o->users) != 0; k++) sched_yield();
+    return true;
   }
   return false;
 }
 
-bool hh__own_fd_holds(int fd) { return holds(fd, false); }
-bool hh__own_fd_holds_claimed(int fd) { return holds(fd, true); }
-
 int hh__own_fd_in_range(unsigned lo, unsigned hi, int out[SLOTS]) {
   int n = 0;
   for (int i = 0; i < SLOTS; i++) {
-    int fd = atomic_load_explicit(&slot[i].fd, memory_order_acquire);
+    int fd = atomic_load(&slot[i].fd);
     if (fd < 0 || (unsigned)fd < lo || (unsigned)fd > hi || !same_file(i, fd)) continue;
+    bool dup = false;
+    for (int j = 0; j < n; j++) dup |= out[j] == fd;
+    if (dup) continue;
     int j = n++;
     for (; j > 0 && out[j - 1] > fd; j--) out[j] = out[j - 1];
     out[j] = fd;
   }
   return n;
-}
-
-bool hh__own_fd_make_room(int fd) {
-  if (fd < 0) return false;
-  for (int i = 0; i < SLOTS; i++) {
-    if (atomic_load_explicit(&slot[i].fd, memory_order_acquire) != fd) continue;
-    if (slot[i].owner == NULL || !same_file(i, fd)) return false;
-    int saved = errno;
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, slot[i].base);
-    errno = saved;
-    if (moved < 0) return false;
-    /* The owner first: a writer that still loads the old number checks it
-     * (hh__own_fd_holds) and finds it no longer registered. */
-    atomic_store(slot[i].owner, moved);
-    atomic_store_explicit(&slot[i].fd, moved, memory_order_release);
-    return true;
-  }
-  return false;
 }

@@ -21,7 +21,9 @@
 #include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
-#include <sys/resource.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -31,11 +33,15 @@
 
 extern int __close(int fd);
 
+/* A call from libunwind while the tracer unwinds (own_fd.h). */
+#define FROM_LIBUNWIND() \
+  (hh__own_fd_claim && hh__own_fd_from_claimant((uintptr_t)__builtin_return_address(0)))
+
 EXPORT int close(int fd) {
   if (hh__own_fd_holds(fd)) {
     /* libunwind closing its pipe, to make a new one (it reads the number
      * it knows, which may be a descriptor of ours since: kept). */
-    if (!hh__own_fd_claim || !hh__own_fd_holds_claimed(fd)) return 0;
+    if (!FROM_LIBUNWIND() || !hh__own_fd_holds_claimed(fd)) return 0;
     hh__own_fd_remove(fd);
   }
   return __close(fd);
@@ -50,7 +56,10 @@ static int sys_close_range(unsigned lo, unsigned hi, int flags) {
  * ours that exec would keep, so that is one call. */
 static int close_range_but_own(unsigned lo, unsigned hi, int flags) {
   int own[HH_OWN_FD_MAX];
-  int n = (flags & CLOSE_RANGE_CLOEXEC) || lo > hi ? 0 : hh__own_fd_in_range(lo, hi, own);
+  /* Flags this code does not know go to the kernel as they are (to be
+   * refused, or to do what a newer kernel does with them). */
+  bool plain = (flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) == 0 && !(flags & CLOSE_RANGE_CLOEXEC);
+  int n = !plain || lo > hi ? 0 : hh__own_fd_in_range(lo, hi, own);
   if (n == 0) return sys_close_range(lo, hi, flags);
   /* With CLOSE_RANGE_UNSHARE, the first call gives this thread a table of
    * its own and the others work on it. */
@@ -70,18 +79,39 @@ static int close_range_but_own(unsigned lo, unsigned hi, int flags) {
 
 EXPORT int close_range(unsigned lo, unsigned hi, int flags) { return close_range_but_own(lo, hi, flags); }
 
-/* glibc's closefrom aborts when it cannot close; without close_range (Linux
- * before 5.9) this closes each number up to the descriptor limit. */
+/* Where close_range fails (Linux before 5.9, a seccomp filter), glibc's
+ * closefrom closes what /proc/self/fd lists, and so does this, but ours;
+ * like glibc's it is not a cancellation point. */
+static void close_listed(int lo) {
+  int dir = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return;
+  char buf[4096] __attribute__((aligned(8)));
+  bool closed;
+  do { /* again from the start: closing while reading may skip entries */
+    closed = false;
+    syscall(SYS_lseek, dir, 0, SEEK_SET);
+    long n;
+    while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+      for (long off = 0; off < n;) {
+        const char *name = buf + off + 19; /* struct linux_dirent64: ino 8, off 8, reclen 2, type 1 */
+        unsigned short reclen;
+        memcpy(&reclen, buf + off + 16, sizeof reclen);
+        off += reclen;
+        if (name[0] < '0' || name[0] > '9') continue;
+        long fd = strtol(name, NULL, 10);
+        if (fd < lo || fd == dir || fd > INT_MAX || hh__own_fd_holds((int)fd)) continue;
+        syscall(SYS_close, fd);
+        closed = true;
+      }
+    }
+  } while (closed);
+  syscall(SYS_close, dir);
+}
+
 EXPORT void closefrom(int lo) {
   if (lo < 0) lo = 0;
   int saved = errno;
-  if (close_range_but_own((unsigned)lo, UINT_MAX, 0) != 0 && errno == ENOSYS) {
-    struct rlimit rl;
-    long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1u << 20) ? (long)rl.rlim_cur : 1L << 20;
-    for (long fd = lo; fd < max; fd++) {
-      if (!hh__own_fd_holds((int)fd)) __close((int)fd);
-    }
-  }
+  if (close_range_but_own((unsigned)lo, UINT_MAX, 0) != 0) close_listed(lo);
   errno = saved;
 }
 
@@ -115,10 +145,10 @@ EXPORT int dup3(int oldfd, int newfd, int flags) {
 
 EXPORT int pipe2(int fds[2], int flags) {
   int r = (int)syscall(SYS_pipe2, fds, flags);
-  if (r == 0 && hh__own_fd_claim) {
+  if (r == 0 && FROM_LIBUNWIND()) {
     for (int i = 0; i < 2; i++) {
       fds[i] = hh__own_fd_raise(fds[i], HH_OWN_FD_PIPE, (flags & O_CLOEXEC) != 0);
-      hh__own_fd_add(fds[i], HH_OWN_FD_PIPE, NULL);
+      hh__own_fd_add(fds[i], NULL);
     }
   }
   return r;

@@ -114,17 +114,17 @@ static int choose_path(void) {
  * registered (base/own_fd.h), so that a program closing every descriptor
  * leaves it, and one that put a file of its own under its number gets no
  * report in that file. */
-static _Atomic int stderr_copy = -1;
+static hh_own_fd stderr_copy = HH_OWN_FD_INIT(HH_OWN_FD_STDERR);
 
 static void keep_stderr(void) {
   if (hh__rt.n_recorders == 0 && !hh__rt.stats) return;
   const char *log = hh__env_get("HEAPHOOK_LOG");
   if (log != NULL && *log != '\0') return;
   int saved = errno;
-  stderr_copy = fcntl(2, F_DUPFD_CLOEXEC, HH_OWN_FD_STDERR);
-  if (stderr_copy < 0) stderr_copy = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  int copy = fcntl(2, F_DUPFD_CLOEXEC, HH_OWN_FD_STDERR);
+  if (copy < 0) copy = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  if (copy >= 0 && !hh__own_fd_add(copy, &stderr_copy)) close(copy); /* the register is full: fd 2 then */
   errno = saved;
-  hh__own_fd_add(stderr_copy, HH_OWN_FD_STDERR, &stderr_copy);
 }
 
 static void start_up(void) {
@@ -171,11 +171,15 @@ bool hh__start_slow(void) {
   return true;
 }
 
-/* Where the reports at exit go: stderr, or the file HEAPHOOK_LOG names
- * ("%p" becomes the pid), appended to. Falls back to stderr with a warning. */
+/* Where the reports at exit go: stderr (the copy, in use until close_log),
+ * or the file HEAPHOOK_LOG names ("%p" becomes the pid), appended to. Falls
+ * back to stderr with a warning. */
 static int open_log(void) {
   const char *pattern = hh__env_get("HEAPHOOK_LOG");
-  if (pattern == NULL || *pattern == '\0') return hh__own_fd_holds(stderr_copy) ? stderr_copy : 2;
+  if (pattern == NULL || *pattern == '\0') {
+    int copy = hh__own_fd_use(&stderr_copy);
+    return copy >= 0 ? copy : 2;
+  }
   char path[4096];
   if (hh__expand_pid(pattern, path, sizeof path) != 0) {
     hh__log("HEAPHOOK_LOG=%s: path too long; reporting to stderr", pattern);
@@ -202,7 +206,11 @@ void hh__shutdown(void) {
       if (hh__rt.recorders[i]->stop != NULL) hh__rt.recorders[i]->stop(fd);
     }
     if (report) hh__rt.alloc->report(fd);
-    if (fd != 2 && fd != stderr_copy) close(fd);
+    const char *log = hh__env_get("HEAPHOOK_LOG");
+    if (log == NULL || *log == '\0')
+      hh__own_fd_done(&stderr_copy);
+    else if (fd != 2)
+      close(fd);
   }
   hh__in_hook = false;
   errno = saved;

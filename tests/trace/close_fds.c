@@ -14,6 +14,22 @@
  *                above 2 but pipes (heaphook's trace file, its copy of
  *                stderr, /proc/self/statm): the program now owns those
  *                numbers
+ *   dup2race     3,000 times dup2 of a file of its own onto the trace
+ *                file's number, 20 us, then close, while another thread
+ *                allocates (racer()): the file must stay empty (a chunk
+ *                written between heaphook's check of the number and its
+ *                write went into it: in 2 of 3 runs of the build before)
+ *   rawrace      100 times the raw close_range system call while racer()
+ *                runs (a write between the check and the close failed)
+ *   vfork        a vfork child dup2s /dev/null onto every descriptor above
+ *                2 but pipes, then _exits; at the end the program sends its
+ *                stderr to its file: heaphook's copy of stderr must be
+ *                intact (the child moved heaphook's descriptors, in the
+ *                parent's memory, and the report went into that file)
+ *   signal       a timer's signal handler makes a pipe and closes it, 20,000
+ *                times, while the program allocates from changing depths
+ *                (unwinds): each pipe must get the lowest numbers and close
+ *                (one made while heaphook unwound was taken for libunwind's)
  *
  * Under heaphook the trace must hold every allocation (before: 100,000 from
  * before(); after: 100,000 from after() and 1,000 from in_thread()), and the
@@ -26,12 +42,16 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +68,40 @@ static void *thread_main(void *arg) {
   (void)arg;
   in_thread();
   return NULL;
+}
+static atomic_bool stop_racer;
+__attribute__((noinline)) static void racer(void) {
+  while (!atomic_load(&stop_racer)) {
+    for (int i = 0; i < 1000; i++) free(malloc(40 + i % 300));
+  }
+}
+static void *racer_main(void *arg) {
+  (void)arg;
+  racer();
+  return NULL;
+}
+
+/* Allocations from recursion depth n: a new stack each depth, so that the
+ * tracer unwinds (its cache is keyed by return address and stack). */
+__attribute__((noinline)) static void deep(int n) {
+  if (n > 0) {
+    deep(n - 1);
+    __asm__ volatile("" ::: "memory"); /* not a tail call */
+    return;
+  }
+  free(malloc(24));
+}
+
+static volatile sig_atomic_t signals, moved, left_open;
+static void on_alarm(int sig) {
+  (void)sig;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return;
+  signals++;
+  if (p[0] > 100 || p[1] > 100) moved++;
+  close(p[0]);
+  close(p[1]);
+  if (fcntl(p[0], F_GETFD) != -1 || fcntl(p[1], F_GETFD) != -1) left_open++;
 }
 
 /* Whether descriptor fd is open on a file whose path contains "trace". */
@@ -87,10 +141,13 @@ static int wait_for_trace(void) {
 
 int main(int argc, char **argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: close_fds close|early|closefrom|close_range|raw|dup2|dup3 INPUT OUTPUT\n");
+    fprintf(stderr,
+            "usage: close_fds close|early|closefrom|close_range|raw|dup2|dup3|dup2race|rawrace|vfork|signal "
+            "INPUT OUTPUT\n");
     return 2;
   }
   const char *how = argv[1];
+  bool redirect_stderr = false;
   bool early = strcmp(how, "early") == 0;
   int in = -1, out = -1;
   if (early) {
@@ -120,6 +177,56 @@ int main(int argc, char **argv) {
       if (r != fd) perror("dup");
     }
     close(mine);
+  } else if (strcmp(how, "dup2race") == 0 || strcmp(how, "rawrace") == 0) {
+    pthread_t r;
+    pthread_create(&r, NULL, racer_main, NULL);
+    if (how[0] == 'r') {
+      for (int i = 0; i < 100; i++) {
+        if (syscall(SYS_close_range, 3, ~0U, 0) != 0) perror("close_range");
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+      }
+    } else {
+      int mine = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+      for (int i = 0; i < 3000; i++) {
+        for (int fd = 900; fd < 1100; fd++) {
+          if (!is_trace(fd)) continue;
+          dup2(mine, fd);
+          usleep(20); /* the program's file under the number a while */
+          close(fd);
+          break;
+        }
+      }
+      struct stat st;
+      fstat(mine, &st);
+      printf("the file dup2'd onto the trace's number holds %lld bytes\n", (long long)st.st_size);
+      close(mine);
+    }
+    atomic_store(&stop_racer, true);
+    pthread_join(r, NULL);
+  } else if (strcmp(how, "vfork") == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    pid_t child = vfork();
+    if (child == 0) {
+      for (int fd = 3; fd < 1100; fd++) {
+        struct stat st;
+        if (fd != null && fstat(fd, &st) == 0 && !S_ISFIFO(st.st_mode)) dup2(null, fd);
+      }
+      _exit(0);
+    }
+    waitpid(child, NULL, 0);
+    close(null);
+    redirect_stderr = true;
+  } else if (strcmp(how, "signal") == 0) {
+    signal(SIGALRM, on_alarm);
+    struct itimerval every = {{0, 50}, {0, 50}}, off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &every, NULL);
+    while (signals < 20000) {
+      for (int d = 0; d < 64; d++) deep(d);
+    }
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("pipes made by the signal handler: %s; moved: %d, left open: %d\n",
+           signals >= 20000 ? "20000+" : "too few", (int)moved, (int)left_open);
   } else {
     fprintf(stderr, "close_fds: unknown way to close: %s\n", how);
     return 2;
@@ -137,5 +244,8 @@ int main(int argc, char **argv) {
   buf[n > 0 ? n : 0] = '\0';
   if (write(out, "the program's own line\n", 23) != 23) perror("write");
   printf("descriptors %d %d, read %zd bytes: %s", in, out, n, buf);
+  /* As a daemon sends its stderr to its log: heaphook's report at exit
+   * must still reach the stderr heaphook was given. */
+  if (redirect_stderr) dup2(out, 2);
   return 0;
 }

@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
   uint64_t events = 0;
   while (status_only && hh_reader_next(r, &ev))
     events += ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_REALLOC || ev.kind == HH_EV_FREE;
-  if (status_only) printf("events %" PRIu64 "\n", events);
+  if (status_only) printf("events %" PRIu64 "\nend %" PRIu64 "\n", events, hh_reader_end_events(r));
   while (!status_only && hh_reader_next(r, &ev)) {
     switch (ev.kind) {
       case HH_EV_ALLOC:

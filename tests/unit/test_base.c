@@ -71,60 +71,75 @@ static int open_null(void) {
   return fd;
 }
 
-static void own_fd_raised_registered_forgotten(void **state) {
+static int open_high(int base) { return hh__own_fd_raise(open_null(), base, true); }
+
+static void own_fd_raised_registered_closed(void **state) {
   (void)state;
-  int fd = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
+  hh_own_fd o = HH_OWN_FD_INIT(HH_OWN_FD_TRACE);
+  assert_int_equal(hh__own_fd_use(&o), -1);
+  hh__own_fd_done(&o);
+  int fd = open_high(HH_OWN_FD_TRACE);
   assert_true(fd >= HH_OWN_FD_TRACE);
   assert_int_equal(fcntl(fd, F_GETFD), FD_CLOEXEC);
   assert_false(hh__own_fd_holds(fd));
-  _Atomic int owner = fd;
-  assert_true(hh__own_fd_add(fd, HH_OWN_FD_TRACE, &owner));
+  assert_true(hh__own_fd_add(fd, &o));
+  assert_int_equal(atomic_load(&o.fd), fd);
   assert_true(hh__own_fd_holds(fd));
   assert_false(hh__own_fd_holds_claimed(fd));
-  hh__own_fd_remove(fd);
-  assert_false(hh__own_fd_holds(fd));
-  assert_true(hh__own_fd_add(fd, HH_OWN_FD_PIPE, NULL));
-  assert_true(hh__own_fd_holds_claimed(fd));
-  hh__own_fd_close(fd);
+  assert_int_equal(hh__own_fd_use(&o), fd);
+  assert_int_equal(atomic_load(&o.users), 1);
+  hh__own_fd_done(&o);
+  hh__own_fd_close(&o);
+  assert_int_equal(atomic_load(&o.fd), -1);
   assert_false(hh__own_fd_holds(fd));
   assert_int_equal(fcntl(fd, F_GETFD), -1); /* closed */
+  /* libunwind's: no owner, claimed, forgotten by hh__own_fd_remove. */
+  int pipe_end = open_high(HH_OWN_FD_PIPE);
+  assert_true(hh__own_fd_add(pipe_end, NULL));
+  assert_true(hh__own_fd_holds_claimed(pipe_end));
+  hh__own_fd_remove(pipe_end);
+  assert_false(hh__own_fd_holds(pipe_end));
+  close(pipe_end);
   /* Already high enough: left where it is. */
   int high = fcntl(open_null(), F_DUPFD_CLOEXEC, HH_OWN_FD_STDERR + 5);
   assert_int_equal(hh__own_fd_raise(high, HH_OWN_FD_TRACE, true), high);
   close(high);
 }
 
-/* A number the program put another file under (dup2, or closed with a raw
- * system call and opened again) is no longer ours. */
+/* A number the program put another file under (closed with a raw system
+ * call and opened again, or dup2 past the wrappers) is no longer ours, nor
+ * is one whose close-on-exec flag changed. */
 static void own_fd_another_file_under_the_number_is_not_ours(void **state) {
   (void)state;
+  hh_own_fd o = HH_OWN_FD_INIT(HH_OWN_FD_TRACE);
   int fds[2];
   assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-  int ours = hh__own_fd_raise(fds[0], HH_OWN_FD_PIPE, true);
-  assert_true(hh__own_fd_add(ours, HH_OWN_FD_PIPE, NULL));
+  int ours = hh__own_fd_raise(fds[0], HH_OWN_FD_TRACE, true);
+  assert_true(hh__own_fd_add(ours, &o));
   int theirs = open_null();
   assert_int_equal(dup2(theirs, ours), ours);
   assert_false(hh__own_fd_holds(ours));
-  /* Forgotten: the same file under it again does not make it ours. */
-  assert_false(hh__own_fd_holds(ours));
+  assert_int_equal(hh__own_fd_use(&o), -1);
+  hh__own_fd_done(&o);
   close(ours);
   close(theirs);
   close(fds[1]);
-  /* Closed behind the register's back. */
-  int gone = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
-  assert_true(hh__own_fd_add(gone, HH_OWN_FD_TRACE, NULL));
+  int gone = open_high(HH_OWN_FD_TRACE);
+  assert_true(hh__own_fd_add(gone, &o));
   close(gone);
   assert_false(hh__own_fd_holds(gone));
+  int flags = open_high(HH_OWN_FD_TRACE);
+  assert_true(hh__own_fd_add(flags, &o));
+  fcntl(flags, F_SETFD, 0);
+  assert_false(hh__own_fd_holds(flags));
+  close(flags);
 }
 
 static void own_fd_in_range_ascending(void **state) {
   (void)state;
-  int a = hh__own_fd_raise(open_null(), HH_OWN_FD_STDERR, true);
-  int b = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
-  int c = hh__own_fd_raise(open_null(), HH_OWN_FD_PIPE, true);
-  _Atomic int owner_a = a, owner_b = b;
-  assert_true(hh__own_fd_add(a, HH_OWN_FD_STDERR, &owner_a) && hh__own_fd_add(b, HH_OWN_FD_TRACE, &owner_b) &&
-              hh__own_fd_add(c, HH_OWN_FD_PIPE, NULL));
+  hh_own_fd oa = HH_OWN_FD_INIT(HH_OWN_FD_STDERR), ob = HH_OWN_FD_INIT(HH_OWN_FD_TRACE);
+  int a = open_high(HH_OWN_FD_STDERR), b = open_high(HH_OWN_FD_TRACE), c = open_high(HH_OWN_FD_PIPE);
+  assert_true(hh__own_fd_add(a, &oa) && hh__own_fd_add(b, &ob) && hh__own_fd_add(c, NULL));
   int out[HH_OWN_FD_MAX];
   assert_int_equal(hh__own_fd_in_range(0, ~0u, out), 3);
   assert_int_equal(out[0], b), assert_int_equal(out[1], c), assert_int_equal(out[2], a);
@@ -134,12 +149,13 @@ static void own_fd_in_range_ascending(void **state) {
   /* HH_OWN_FD_MAX at most: one more is not protected. */
   enum { MORE = HH_OWN_FD_MAX - 3 + 1 };
   int more[MORE];
-  for (int i = 0; i < MORE; i++) more[i] = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
-  for (int i = 0; i < MORE - 1; i++) assert_true(hh__own_fd_add(more[i], HH_OWN_FD_TRACE, NULL));
-  assert_false(hh__own_fd_add(more[MORE - 1], HH_OWN_FD_TRACE, NULL));
+  for (int i = 0; i < MORE; i++) more[i] = open_high(HH_OWN_FD_TRACE);
+  for (int i = 0; i < MORE - 1; i++) assert_true(hh__own_fd_add(more[i], NULL));
+  assert_false(hh__own_fd_add(more[MORE - 1], NULL));
   assert_int_equal(hh__own_fd_in_range(0, ~0u, out), HH_OWN_FD_MAX);
-  for (int i = 0; i < MORE; i++) hh__own_fd_close(more[i]);
-  hh__own_fd_close(a), hh__own_fd_close(b), hh__own_fd_close(c);
+  for (int i = 0; i < MORE; i++) hh__own_fd_remove(more[i]), close(more[i]);
+  hh__own_fd_close(&oa), hh__own_fd_close(&ob);
+  hh__own_fd_remove(c), close(c);
   assert_int_equal(hh__own_fd_in_range(0, ~0u, out), 0);
 }
 
@@ -147,22 +163,25 @@ static void own_fd_in_range_ascending(void **state) {
  * and a descriptor without an owner (libunwind's) cannot. */
 static void own_fd_makes_room_for_the_program(void **state) {
   (void)state;
-  _Atomic int owner = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
-  int first = owner;
-  assert_true(hh__own_fd_add(first, HH_OWN_FD_TRACE, &owner));
+  hh_own_fd o = HH_OWN_FD_INIT(HH_OWN_FD_TRACE);
+  int first = open_high(HH_OWN_FD_TRACE);
+  assert_true(hh__own_fd_add(first, &o));
   assert_true(hh__own_fd_make_room(first));
-  int moved = owner;
+  int moved = atomic_load(&o.fd);
   assert_true(moved >= HH_OWN_FD_TRACE && moved != first);
   assert_true(hh__own_fd_holds(moved));
   assert_false(hh__own_fd_holds(first)); /* still open, no longer registered */
+  assert_int_equal(hh__own_fd_use(&o), moved);
+  hh__own_fd_done(&o);
   assert_int_equal(fcntl(moved, F_GETFD), FD_CLOEXEC);
   close(first);
   assert_false(hh__own_fd_make_room(first)); /* not ours */
-  int pipe_end = hh__own_fd_raise(open_null(), HH_OWN_FD_PIPE, true);
-  assert_true(hh__own_fd_add(pipe_end, HH_OWN_FD_PIPE, NULL));
+  int pipe_end = open_high(HH_OWN_FD_PIPE);
+  assert_true(hh__own_fd_add(pipe_end, NULL));
   assert_false(hh__own_fd_make_room(pipe_end));
-  hh__own_fd_close(pipe_end);
-  hh__own_fd_close(moved);
+  hh__own_fd_remove(pipe_end);
+  close(pipe_end);
+  hh__own_fd_close(&o);
 }
 
 int main(void) {
@@ -171,7 +190,7 @@ int main(void) {
       cmocka_unit_test(parse_size_rejects_what_is_not_a_size),
       cmocka_unit_test(parse_bool_words),
       cmocka_unit_test(env_get_matches_whole_names),
-      cmocka_unit_test(own_fd_raised_registered_forgotten),
+      cmocka_unit_test(own_fd_raised_registered_closed),
       cmocka_unit_test(own_fd_another_file_under_the_number_is_not_ours),
       cmocka_unit_test(own_fd_in_range_ascending),
       cmocka_unit_test(own_fd_makes_room_for_the_program),

@@ -175,10 +175,15 @@ void hh__tr_modules_reset(void);
 void hh__tr_command_record(void);
 /* Appends an RSS record (the lock is taken inside). */
 void hh__tr_rss_record(uint64_t time);
-/* In a forked child: the parent's /proc/self/statm closed. */
+/* /proc/self/statm opened for the RSS samples (at start-up and in a forked
+ * child, while one thread runs); in a forked child, first the parent's
+ * closed. */
+void hh__tr_rss_open(void);
 void hh__tr_rss_reset(void);
 /* Our own library's text, to skip our frames when the call site is unknown. */
 bool hh__tr_in_self(uintptr_t ip);
 void hh__tr_self_init(void);
+/* The executable text of the module that holds addr. */
+bool hh__tr_text_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 #endif

@@ -66,9 +66,14 @@ static void read_exe(void) {
 
 static uintptr_t self_lo, self_hi;
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
+typedef struct text {
+  uintptr_t addr, lo, hi; /* an address, and the executable text around it */
+} text;
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
-  uintptr_t me = (uintptr_t)data, lo = UINTPTR_MAX, hi = 0;
+  text *t = data;
+  uintptr_t me = t->addr, lo = UINTPTR_MAX, hi = 0;
   bool mine = false;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -81,15 +86,23 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
     }
   }
   if (!mine) return 0;
-  self_lo = lo;
-  self_hi = hi;
+  t->lo = lo;
+  t->hi = hi;
   return 1;
 }
 
-void hh__tr_self_init(void) {
+bool hh__tr_text_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi) {
+  text t = {addr, 0, 0};
   hh__tr_loader_enter();
-  dl_iterate_phdr(find_self, (void *)(uintptr_t)hh__tr_self_init);
+  dl_iterate_phdr(find_text, &t);
   hh__tr_loader_leave();
+  *lo = t.lo;
+  *hi = t.hi;
+  return t.hi != 0;
+}
+
+void hh__tr_self_init(void) {
+  hh__tr_text_of((uintptr_t)hh__tr_self_init, &self_lo, &self_hi);
   read_exe();
 }
 
@@ -316,38 +329,39 @@ void hh__tr_command_record(void) {
 /* /proc/self/statm stays open (registered, base/own_fd.h) and is read again
  * from its start: opening it every 10 ms inside a program thread's malloc
  * took the lowest free number for a moment, which another thread of the
- * program, opening a file as it does after close(0), could then not get. */
-static _Atomic int statm = -1;
+ * program, opening a file as it does after close(0), could then not get.
+ * Opened at start-up (hh__tr_rss_open) while only one thread runs, and
+ * opened again here only when the program closed it with a raw system
+ * call. */
+static hh_own_fd statm = HH_OWN_FD_INIT(HH_OWN_FD_STATM);
 static pthread_mutex_t statm_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int statm_fd(void) {
-  int fd = atomic_load(&statm);
-  if (hh__own_fd_holds(fd)) return fd;
+void hh__tr_rss_open(void) {
   pthread_mutex_lock(&statm_lock);
-  fd = atomic_load(&statm);
-  if (!hh__own_fd_holds(fd)) {
-    fd = hh__own_fd_raise(open("/proc/self/statm", O_RDONLY | O_CLOEXEC), HH_OWN_FD_TRACE, true);
-    if (fd >= 0 && !hh__own_fd_add(fd, HH_OWN_FD_TRACE, &statm)) {
-      close(fd);
-      fd = -1;
-    }
-    atomic_store(&statm, fd);
+  int fd = hh__own_fd_use(&statm);
+  hh__own_fd_done(&statm);
+  if (fd < 0) {
+    fd = hh__own_fd_raise(open("/proc/self/statm", O_RDONLY | O_CLOEXEC), HH_OWN_FD_STATM, true);
+    if (fd >= 0 && !hh__own_fd_add(fd, &statm)) close(fd);
   }
   pthread_mutex_unlock(&statm_lock);
-  return fd;
 }
 
 void hh__tr_rss_reset(void) {
   pthread_mutex_init(&statm_lock, NULL);
-  hh__own_fd_close(atomic_load(&statm)); /* the parent's process */
-  atomic_store(&statm, -1);
+  hh__own_fd_close(&statm); /* the parent's process */
 }
 
 void hh__tr_rss_record(uint64_t time) {
   char buf[128];
-  int fd = statm_fd();
-  if (fd < 0) return;
-  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  int fd = hh__own_fd_use(&statm);
+  if (fd < 0) {
+    hh__own_fd_done(&statm);
+    hh__tr_rss_open();
+    fd = hh__own_fd_use(&statm);
+  }
+  ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+  hh__own_fd_done(&statm);
   if (n <= 0) return;
   buf[n] = '\0';
   const char *p = buf;

@@ -663,6 +663,7 @@ static void child_restart(void) {
   if (hh__tr_file_open() == 0) {
     hh__tr_command_record();
     hh__tr_modules_scan(false);
+    hh__tr_rss_open();
   }
 }
 
@@ -839,6 +840,7 @@ static int trace_start(void) {
   if (hh__tr_file_open() != 0) return 0; /* warned; the program runs on */
   hh__tr_command_record();
   hh__tr_modules_scan(false);
+  hh__tr_rss_open();
   atomic_store(&next_rss, 0);
   return 0;
 }

@@ -106,8 +106,11 @@ static uint64_t intern(uint64_t parent, uint64_t ip) {
 /* libunwind opens a pipe at its first use (here), to check that memory is
  * readable by writing a byte of it there, and opens it again whenever the
  * read end fails: claimed (base/own_fd.h), so that it takes no number of
- * the program's and no close of the program's ends it. */
+ * the program's and no close of the program's ends it. Only libunwind's
+ * own calls are claimed: its text is found first. */
 void hh__tr_stacks_init(void) {
+  uintptr_t lo, hi;
+  if (hh__tr_text_of((uintptr_t)unw_step, &lo, &hi)) hh__own_fd_set_claimant(lo, hi);
   hh__own_fd_claim = true;
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   hh__own_fd_claim = false;

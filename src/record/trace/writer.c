@@ -33,11 +33,11 @@
 hh_tr_options hh__tr_opt;
 atomic_bool hh__tr_active;
 
-static _Atomic int fd = -1;
+static hh_own_fd file = HH_OWN_FD_INIT(HH_OWN_FD_TRACE);
 static char path[4096];
 /* The file's identity and absolute path: a descriptor closed behind the
- * hook's back (a raw close system call, dup2 onto its number) is replaced
- * by the same file opened again, never by another. */
+ * hook's back (a raw close system call) is replaced by the same file
+ * opened again, never by another. */
 static dev_t file_dev;
 static ino_t file_ino;
 static char abs_path[4096 + 4096];
@@ -125,10 +125,12 @@ static bool create_file(void) {
         file_dev = st.st_dev;
         file_ino = st.st_ino;
       }
-      hh__own_fd_add(f, HH_OWN_FD_TRACE, &fd);
       remember_absolute_path();
-      atomic_store(&fd, f);
-      return true;
+      if (hh__own_fd_add(f, &file)) return true;
+      close(f); /* the register is full (never so far): nothing to protect it */
+      unlink(path);
+      errno = EMFILE;
+      return false;
     }
     if (errno != EEXIST || !has_pid) return false;
   }
@@ -139,15 +141,14 @@ static bool create_file(void) {
  * execs before that (a shell's child) leaves no empty file behind, and the
  * program it runs gets the name. */
 int hh__tr_file_open(void) {
-  fd = -1;
+  atomic_store(&file.fd, -1);
   atomic_store(&header_done, false);
   atomic_store(&hh__tr_active, true);
   return 0;
 }
 
 void hh__tr_file_forget(void) {
-  hh__own_fd_close(atomic_load(&fd));
-  atomic_store(&fd, -1);
+  hh__own_fd_close(&file);
   atomic_store(&hh__tr_active, false);
 }
 
@@ -164,57 +165,74 @@ static void remember_absolute_path(void) {
   }
 }
 
-/* The descriptor to write to: the file's, opened again when the program
- * closed it behind the hook's back or put another file under its number;
- * -1 (errno set) when the file is gone or is another file now. */
-static int file_fd(void) {
-  int f = atomic_load(&fd);
-  if (hh__own_fd_holds(f)) return f;
+/* The file opened again, when the program closed it behind the hook's
+ * back (a use of `file` found its number no longer registered); -1 (errno
+ * set) when the file is gone or another has its name now. A program that
+ * closes everything with raw system calls may close the new descriptor too
+ * before it is registered: then again, a few times. */
+static int reopen(void) {
   pthread_mutex_lock(&reopen_lock);
-  f = atomic_load(&fd);
-  if (!hh__own_fd_holds(f)) {
-    int n = open(abs_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  int f = hh__own_fd_use(&file); /* another thread may have done it */
+  hh__own_fd_done(&file);
+  for (int tries = 0; f < 0 && !lost; tries++) {
+    int n = tries < 8 ? open(abs_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (n < 0) {
+      if (tries >= 8) errno = EBADF;
+      lost = true;
+      break;
+    }
+    n = hh__own_fd_raise(n, HH_OWN_FD_TRACE, true);
     struct stat st;
-    if (n >= 0 && (fstat(n, &st) != 0 || st.st_dev != file_dev || st.st_ino != file_ino)) {
+    if (fstat(n, &st) != 0) continue; /* closed meanwhile */
+    if (st.st_dev != file_dev || st.st_ino != file_ino) {
       close(n);
-      n = -1;
       errno = ENOENT; /* another file has the name now */
+      lost = true;
+      break;
     }
-    if (n >= 0) {
-      n = hh__own_fd_raise(n, HH_OWN_FD_TRACE, true);
-      if (!hh__own_fd_add(n, HH_OWN_FD_TRACE, &fd)) {
-        close(n); /* unregistered, it would be opened again at each write */
-        n = -1;
-        errno = EMFILE;
-      }
+    if (hh__own_fd_add(n, &file)) {
+      f = n;
+    } else if (fcntl(n, F_GETFD) >= 0) {
+      close(n); /* the register is full: unregistered, it would be opened again at each write */
+      errno = EMFILE;
+      lost = true;
     }
-    if (n < 0) lost = true;
     /* The old number is the program's now, or nobody's: not closed. */
-    atomic_store(&fd, n);
-    f = n;
   }
+  if (f < 0 && !lost) errno = ENOENT;
   pthread_mutex_unlock(&reopen_lock);
   return f;
 }
 
+/* data written whole to the file, with one write(2) unless the kernel
+ * writes less. A dup2 of the program's onto the file's number waits for
+ * it (hh__own_fd_use); a descriptor closed behind the hook's back between
+ * the check and the write (EBADF) is opened again and the rest written. */
 static bool write_all(const void *data, size_t n) {
   const char *p = data;
-  int f = file_fd();
-  if (f < 0) return false;
-  while (n > 0) {
-    ssize_t w = write(f, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
+  for (int tries = 0; tries < 3; tries++) {
+    int f = hh__own_fd_use(&file);
+    if (f < 0) f = reopen();
+    int err = f < 0 ? errno : 0;
+    while (f >= 0 && n > 0) {
+      ssize_t w = write(f, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        err = w < 0 ? errno : ENOSPC;
+        break;
+      }
+      p += w;
+      n -= (size_t)w;
+    }
+    hh__own_fd_done(&file);
+    if (n == 0) return true;
+    if (err != EBADF) {
+      errno = err;
       return false;
     }
-    if (w == 0) {
-      errno = ENOSPC;
-      return false;
-    }
-    p += w;
-    n -= (size_t)w;
   }
-  return true;
+  errno = EBADF;
+  return false;
 }
 
 /* ---- exec: nobody else writes --------------------------------------------------
@@ -259,7 +277,7 @@ static void fail(void) {
 /* Creates the file and writes the header, once; false when there is no
  * file to write to. */
 static bool write_header(void) {
-  if (atomic_load_explicit(&header_done, memory_order_acquire)) return fd >= 0;
+  if (atomic_load_explicit(&header_done, memory_order_acquire)) return atomic_load(&file.fd) >= 0;
   pthread_mutex_lock(&header_lock);
   if (!atomic_load_explicit(&header_done, memory_order_relaxed)) {
     bool ok = create_file();
@@ -279,8 +297,7 @@ static bool write_header(void) {
       ok = write_gated(&h, sizeof h);
       if (!ok) {
         int err = errno;
-        hh__own_fd_close(atomic_load(&fd));
-        atomic_store(&fd, -1);
+        hh__own_fd_close(&file);
         errno = err;
       }
     }
@@ -291,7 +308,7 @@ static bool write_header(void) {
     atomic_store_explicit(&header_done, true, memory_order_release);
   }
   pthread_mutex_unlock(&header_lock);
-  return fd >= 0;
+  return atomic_load(&file.fd) >= 0;
 }
 
 /* ---- compression contexts --------------------------------------------------- */
