@@ -11,6 +11,7 @@
  * then exit), with no lookup of the next definition: a vfork child calls
  * _exit too, and must not take the loader's locks. */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -37,3 +38,17 @@ __attribute__((noreturn)) static void end_process(int status) {
 
 EXPORT void _exit(int status) { end_process(status); }
 EXPORT void _Exit(int status) { end_process(status); }
+
+/* quick_exit runs the at_quick_exit handlers, then glibc's internal _exit,
+ * not the one above: the trace is finished by a handler registered before
+ * the program's, which therefore runs after theirs. */
+static void at_quick_exit_handler(void) {
+  if (hh__in_hook) return;
+  hh__in_hook = true;
+  hh__trace_before_exit();
+  hh__in_hook = false;
+}
+
+__attribute__((constructor)) static void hh_quick_exit_register(void) {
+  at_quick_exit(at_quick_exit_handler);
+}

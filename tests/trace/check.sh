@@ -1,7 +1,7 @@
 #!/bin/bash
 # The tracer's tests: runs a test program under a preload library with the
 # tracer, reads the trace back with trace_dump and checks what it says.
-#   check.sh known|cxx|dlopen|fork_exec|exec_threads|fork_loader|close_fds|sigkill|unwritable|modes|rss_idle|signal_exec|...
+#   check.sh known|cxx|dlopen|fork_exec|exec_threads|fork_loader|close_fds|thread_ends|sigkill|unwritable|modes|rss_idle|signal_exec|...
 # Paths come from the environment (tests/trace/CMakeLists.txt): HH_LIB
 # (libheaphook.so), HH_HEAPTRACK (libpreloaded_heaptrack.so), HH_DUMP,
 # HH_KNOWN, HH_CXX, HH_DL_MAIN, HH_DL_LIB, HH_FORK.
@@ -39,6 +39,29 @@ status_ok() {
   local end
   end=$(awk '$1 == "end" { print $2 }' "$1")
   [ "$end" = "$(events "$1")" ] || fail "$1: END says $end events, the trace holds $(events "$1")"
+}
+
+# read_whole TRACE WHAT: the trace read back whole (every chunk checked,
+# every event decoded, not printed), END's count equal to the events read.
+read_whole() {
+  "$HH_DUMP" -s "$1" >s.txt || fail "$2: $(cat s.txt)"
+  grep -q '^status OK ' s.txt || fail "$2: $(grep ^status s.txt)"
+  [ "$(awk '$1 == "events" { print $2 }' s.txt)" = "$(awk '$1 == "end" { print $2 }' s.txt)" ] ||
+    fail "$2: END's count is not the events read: $(cat s.txt)"
+}
+# site_counts TRACE FUNCTION...: the allocations made in each function
+# (heaphook report --json), space-separated.
+site_counts() {
+  local t=$1
+  shift
+  "$HH_CLI" report --json --top 0 "$t" >r.json || fail "report $t failed"
+  python3 - r.json "$@" <<'PY' || fail "report $t: $(head -c 300 r.json)"
+import collections, json, sys
+n = collections.Counter()
+for s in json.load(open(sys.argv[1]))["top"]["allocations"]["sites"]:
+    n[s["function"]] += s["allocations"]
+print(" ".join(str(n[f]) for f in sys.argv[2:]))
+PY
 }
 
 # The exact calls of known.c, found in a dump d.
@@ -372,25 +395,48 @@ PY
         # The report at exit reached stderr, and only stderr.
         grep -q '^heaphook: libc allocator' e || fail "$how, $lib: no report on stderr: $(cat e)"
         grep -q 'heaphook: trace' e && fail "$how, $lib: $(cat e)"
-        # Read whole, END's count of events equal to the events read; then
-        # the allocations of each function (the race modes' traces hold
-        # millions of events: not printed).
+        # Read whole; then the allocations of each function (the race modes'
+        # traces hold millions of events: not printed).
         t=$(one_file "$dir/c.*.trace")
-        "$HH_DUMP" -s "$t" >s.txt || fail "$how, $lib: $(cat s.txt)"
-        grep -q '^status OK ' s.txt || fail "$how, $lib: $(grep ^status s.txt)"
-        [ "$(awk '$1 == "events" { print $2 }' s.txt)" = "$(awk '$1 == "end" { print $2 }' s.txt)" ] ||
-          fail "$how, $lib: END's count is not the events read: $(cat s.txt)"
-        "$HH_CLI" report --json --top 0 "$t" >r.json || fail "$how, $lib: report failed"
-        python3 - r.json >n.txt <<'PY' || fail "$how, $lib: report: $(head -c 300 r.json)"
-import collections, json, sys
-n = collections.Counter()
-for s in json.load(open(sys.argv[1]))["top"]["allocations"]["sites"]:
-    n[s["function"]] += s["allocations"]
-print(n["before"], n["after"], n["in_thread"])
-PY
-        [ "$(cat n.txt)" = "100000 100000 1000" ] ||
-          fail "$how, $lib: allocations from before(), after(), in_thread(): $(cat n.txt), not 100000 100000 1000"
+        read_whole "$t" "$how, $lib"
+        n=$(site_counts "$t" before after in_thread)
+        [ "$n" = "100000 100000 1000" ] ||
+          fail "$how, $lib: allocations from before(), after(), in_thread(): $n, not 100000 100000 1000"
       done
+    done
+    ;;
+  thread_ends)
+    # Threads that end in the less travelled ways (thread_ends.c): each run
+    # must end by itself (killed after 60 s) with the plain run's status
+    # and output, nothing on stderr, and a whole trace.
+    run_te() { # run_te HOW STATUS ENV...
+      local how=$1 want=$2
+      shift 2
+      rm -f "$dir"/e.*.hhtrace
+      timeout -s KILL 60 env "$@" HEAPHOOK_OUTPUT="$dir/e.%p.hhtrace" "$HH_THREAD_ENDS" "$how" >o 2>e
+      local rc=$?
+      [ $rc = 137 ] && fail "$how ($*): still running after 60 s"
+      [ $rc = "$want" ] || fail "$how ($*): exit status $rc, not $want: $(cat e)"
+      [ -s e ] && fail "$how ($*): stderr: $(cat e)"
+      "$HH_THREAD_ENDS" "$how" >plain.out 2>/dev/null
+      cmp -s o plain.out || fail "$how ($*): output $(cat o), not $(cat plain.out)"
+      te_trace=$(one_file "$dir/e.*.hhtrace")
+      read_whole "$te_trace" "$how ($*)"
+    }
+    full="LD_PRELOAD=$HH_HEAPTRACK"
+    sampled="LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=4K"
+    run_te pthread_exit 0 "$full"
+    [ "$(site_counts "$te_trace" in_main worker)" = "1000 100000" ] ||
+      fail "pthread_exit: allocations of in_main(), worker(): $(site_counts "$te_trace" in_main worker)"
+    run_te quick_exit 4 "$full"
+    [ "$(site_counts "$te_trace" in_main)" = "1000" ] || fail "quick_exit: $(site_counts "$te_trace" in_main)"
+    for env in "$full" "$sampled"; do
+      # shellcheck disable=SC2086
+      run_te pthread_exit 0 $env
+      # shellcheck disable=SC2086
+      run_te cancel 0 $env
+      # shellcheck disable=SC2086
+      for i in 1 2 3 4 5; do run_te exit_race 3 $env; done
     done
     ;;
   sigkill)

@@ -178,8 +178,11 @@ void hh__tr_rss_record(uint64_t time);
 /* /proc/self/statm opened for the RSS samples (at start-up and in a forked
  * child, while one thread runs); in a forked child, first the parent's
  * closed. */
-void hh__tr_rss_open(void);
-void hh__tr_rss_reset(void);
+void hh__tr_procfs_open(void);
+void hh__tr_procfs_reset(void);
+/* True when main has ended (pthread_exit) and no other thread of the
+ * program lives: the tracer's writer thread, the last, should end too. */
+bool hh__tr_only_tracer_left(void);
 /* Our own library's text, to skip our frames when the call site is unknown. */
 bool hh__tr_in_self(uintptr_t ip);
 void hh__tr_self_init(void);

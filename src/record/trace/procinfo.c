@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/cancel.h"
 #include "base/own_fd.h"
 #include "gate.h"
 #include "internal.h"
@@ -295,6 +296,7 @@ void hh__tr_command_record(void) {
   uint8_t *buf = hh__tr_map(CMDLINE_MAX + 1);
   if (buf == NULL) return;
   size_t len = 0;
+  int cancel = hh__cancel_off();
   int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
     while (len < CMDLINE_MAX) {
@@ -304,6 +306,7 @@ void hh__tr_command_record(void) {
     }
     close(fd);
   }
+  hh__cancel_restore(cancel);
   if (len > 0 && buf[len - 1] != '\0') buf[len++] = '\0'; /* cut: end the last one */
   uint64_t argc = 0;
   for (size_t i = 0; i < len; i++) argc += buf[i] == '\0';
@@ -330,38 +333,72 @@ void hh__tr_command_record(void) {
  * from its start: opening it every 10 ms inside a program thread's malloc
  * took the lowest free number for a moment, which another thread of the
  * program, opening a file as it does after close(0), could then not get.
- * Opened at start-up (hh__tr_rss_open) while only one thread runs, and
+ * Opened at start-up (hh__tr_procfs_open) while only one thread runs, and
  * opened again here only when the program closed it with a raw system
  * call. */
 static hh_own_fd statm = HH_OWN_FD_INIT(HH_OWN_FD_STATM);
+/* /proc/self/stat, kept open the same way for hh__tr_only_tracer_left. */
+static hh_own_fd stat_fd = HH_OWN_FD_INIT(HH_OWN_FD_STATM);
 static pthread_mutex_t statm_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void hh__tr_rss_open(void) {
-  pthread_mutex_lock(&statm_lock);
-  int fd = hh__own_fd_use(&statm);
-  hh__own_fd_done(&statm);
-  if (fd < 0) {
-    fd = hh__own_fd_raise(open("/proc/self/statm", O_RDONLY | O_CLOEXEC), HH_OWN_FD_STATM, true);
-    if (fd >= 0 && !hh__own_fd_add(fd, &statm)) close(fd);
-  }
-  pthread_mutex_unlock(&statm_lock);
+static void keep_open(hh_own_fd *o, const char *path) {
+  int fd = hh__own_fd_use(o);
+  hh__own_fd_done(o);
+  if (fd >= 0) return;
+  fd = hh__own_fd_raise(open(path, O_RDONLY | O_CLOEXEC), HH_OWN_FD_STATM, true);
+  if (fd >= 0 && !hh__own_fd_add(fd, o)) close(fd);
 }
 
-void hh__tr_rss_reset(void) {
+void hh__tr_procfs_open(void) {
+  int cancel = hh__cancel_off();
+  pthread_mutex_lock(&statm_lock);
+  keep_open(&statm, "/proc/self/statm");
+  keep_open(&stat_fd, "/proc/self/stat");
+  pthread_mutex_unlock(&statm_lock);
+  hh__cancel_restore(cancel);
+}
+
+void hh__tr_procfs_reset(void) {
   pthread_mutex_init(&statm_lock, NULL);
   hh__own_fd_close(&statm); /* the parent's process */
+  hh__own_fd_close(&stat_fd);
+}
+
+/* ---- the end of the program's threads ------------------------------------------
+ * When main returns from pthread_exit, the process lives on until its last
+ * thread ends, and glibc's last thread calls exit(0). The tracer's writer
+ * thread is one of them: left alone, it kept the process alive forever,
+ * with every signal blocked (a program ending that way could only be
+ * SIGKILLed). The writer asks this every time it wakes: main is gone (the
+ * thread group's leader a zombie) and no thread but the writer lives (the
+ * count includes the zombie). */
+bool hh__tr_only_tracer_left(void) {
+  char buf[512];
+  int fd = hh__own_fd_use(&stat_fd);
+  ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+  hh__own_fd_done(&stat_fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* after the command's name, which may hold anything */
+  if (p == NULL || p[1] != ' ' || p[2] != 'Z') return false;
+  /* Field 3 (the state) follows the first space after it, field 20
+   * (num_threads) the 18th. */
+  for (int space = 0; space < 18 && p != NULL; space++) p = strchr(p + 1, ' ');
+  return p != NULL && strtol(p + 1, NULL, 10) <= 2;
 }
 
 void hh__tr_rss_record(uint64_t time) {
   char buf[128];
+  int cancel = hh__cancel_off();
   int fd = hh__own_fd_use(&statm);
   if (fd < 0) {
     hh__own_fd_done(&statm);
-    hh__tr_rss_open();
+    hh__tr_procfs_open();
     fd = hh__own_fd_use(&statm);
   }
   ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
   hh__own_fd_done(&statm);
+  hh__cancel_restore(cancel);
   if (n <= 0) return;
   buf[n] = '\0';
   const char *p = buf;

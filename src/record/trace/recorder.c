@@ -313,6 +313,10 @@ static void *writer_main(void *arg) {
      * the writer wakes at least every 20 ms. */
     if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) periodic(hh__tr_now());
     if (any) continue;
+    /* The program's threads have all ended (main by pthread_exit): the
+     * writer ends too, and glibc then calls exit(0) in it, whose handlers
+     * finish the trace as always. */
+    if (hh__tr_only_tracer_left()) return NULL;
     atomic_store(&writer_sleeping, 1);
     pthread_mutex_lock(&q_lock);
     bool empty = q_count == 0;
@@ -568,11 +572,18 @@ static void on_thread_exit(void *arg) {
   if (atomic_load(&hh__tr_active)) flush_thread(ts);
   t_locked_outside_hook = was;
   /* The state stays (late frees of this thread land in it); its memory
-   * goes back until then. */
-  madvise(ts->buf, BUF_CAP, MADV_DONTNEED);
-  uint8_t *spare = atomic_load(&ts->spare);
-  if (spare != NULL) madvise(spare, BUF_CAP, MADV_DONTNEED);
-  if (ts->cache != NULL) madvise(ts->cache, hh__tr_stack_cache_bytes(), MADV_DONTNEED);
+   * goes back until then. Not once the exit's flush has closed it: that
+   * flush, in the thread that called exit, may be encoding this buffer
+   * right now (it read zeros: "cannot write the trace file (Invalid
+   * argument)" and no END, trace.thread_ends). */
+  spin_lock(&ts->lock);
+  if (!ts->closed) {
+    madvise(ts->buf, BUF_CAP, MADV_DONTNEED);
+    uint8_t *spare = atomic_load(&ts->spare);
+    if (spare != NULL) madvise(spare, BUF_CAP, MADV_DONTNEED);
+    if (ts->cache != NULL) madvise(ts->cache, hh__tr_stack_cache_bytes(), MADV_DONTNEED);
+  }
+  spin_unlock(&ts->lock);
 }
 
 /* With write_lock held: the queue (older) and then this thread's buffer
@@ -620,7 +631,7 @@ static void at_parent(void) {
 static void child_restart(void) {
   hh__tr_loader_fork_child();
   hh__tr_writer_child();
-  hh__tr_rss_reset();
+  hh__tr_procfs_reset();
   /* No writer here (threads do not survive fork); the parent's queue is
    * the parent's to write. */
   pthread_mutex_init(&q_lock, NULL);
@@ -663,7 +674,7 @@ static void child_restart(void) {
   if (hh__tr_file_open() == 0) {
     hh__tr_command_record();
     hh__tr_modules_scan(false);
-    hh__tr_rss_open();
+    hh__tr_procfs_open();
   }
 }
 
@@ -840,7 +851,7 @@ static int trace_start(void) {
   if (hh__tr_file_open() != 0) return 0; /* warned; the program runs on */
   hh__tr_command_record();
   hh__tr_modules_scan(false);
-  hh__tr_rss_open();
+  hh__tr_procfs_open();
   atomic_store(&next_rss, 0);
   return 0;
 }

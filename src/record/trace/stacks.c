@@ -23,6 +23,7 @@
 #include <libunwind.h>
 #include <sys/mman.h>
 
+#include "base/cancel.h"
 #include "base/own_fd.h"
 #include "internal.h"
 
@@ -174,8 +175,9 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
     }
   }
   uintptr_t ips[HH_TR_MAX_FRAMES], sps[HH_TR_MAX_FRAMES];
-  hh__tr_loader_enter();   /* libunwind looks for unwind tables with dl_iterate_phdr */
-  hh__own_fd_claim = true; /* and may open its pipe again (hh__tr_stacks_init) */
+  int cancel = hh__cancel_off(); /* libunwind reads and writes its pipe */
+  hh__tr_loader_enter();         /* libunwind looks for unwind tables with dl_iterate_phdr */
+  hh__own_fd_claim = true;       /* and may open its pipe again (hh__tr_stacks_init) */
   int n = unwind(cfa, ips, sps);
   if (n < 0) {
     /* hh__call_cfa was not this call's (a call that bypassed the entry
@@ -185,6 +187,7 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
   }
   hh__own_fd_claim = false;
   hh__tr_loader_leave();
+  hh__cancel_restore(cancel);
   if (n <= 0) return 0;
   /* New frames may be in a library loaded since the last look (and gone
    * before the next): its MODULE_LOAD goes first. */

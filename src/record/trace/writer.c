@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "base/cancel.h"
 #include "base/log.h"
 #include "base/own_fd.h"
 #include "gate.h"
@@ -34,6 +35,7 @@ hh_tr_options hh__tr_opt;
 atomic_bool hh__tr_active;
 
 static hh_own_fd file = HH_OWN_FD_INIT(HH_OWN_FD_TRACE);
+static pid_t start_ppid;
 static char path[4096];
 /* The file's identity and absolute path: a descriptor closed behind the
  * hook's back (a raw close system call) is replaced by the same file
@@ -141,6 +143,10 @@ static bool create_file(void) {
  * execs before that (a shell's child) leaves no empty file behind, and the
  * program it runs gets the name. */
 int hh__tr_file_open(void) {
+  /* The parent now: by the time the header is written (the first chunk)
+   * a daemon's parent may have exited, leaving init (1) as its parent, and
+   * heaphook run no longer found it among the run's processes. */
+  start_ppid = getppid();
   atomic_store(&file.fd, -1);
   atomic_store(&header_done, false);
   atomic_store(&hh__tr_active, true);
@@ -289,7 +295,7 @@ static bool write_header(void) {
       h.flags = HH_TRACE_FLAG_ZSTD | (hh__tr_opt.stacks ? HH_TRACE_FLAG_STACKS : 0) |
                 (hh__tr_opt.sample != 0 ? HH_TRACE_FLAG_SAMPLED : 0);
       h.pid = (uint32_t)getpid();
-      h.ppid = (uint32_t)getppid();
+      h.ppid = (uint32_t)start_ppid;
       h.ticks_per_second = hh__tr_ticks_per_second();
       h.start_wall_ns = hh__tr_start_wall_ns;
       h.start_ticks = hh__tr_start_ticks;
@@ -370,9 +376,20 @@ static size_t compress_streams(ctx *c, uint8_t *dst, size_t cap, const uint8_t *
   return stored < total ? stored : 0;
 }
 
+static void write_chunk_now(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events,
+                            hh_tr_model *model, uint32_t flags);
+
+/* Not cancelled part-way (base/cancel.h): the callers hold their locks. */
 static void write_chunk(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events, hh_tr_model *model,
                         uint32_t flags) {
   if (len == 0 || !atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
+  int cancel = hh__cancel_off();
+  write_chunk_now(raw, len, thread, events, model, flags);
+  hh__cancel_restore(cancel);
+}
+
+static void write_chunk_now(const uint8_t *raw, size_t len, uint32_t thread, uint64_t events,
+                            hh_tr_model *model, uint32_t flags) {
   if (!write_header()) return;
   ctx *c = ctx_get();
   if (!ctx_ready(c)) {

@@ -1,0 +1,92 @@
+/* Programs whose threads end in the less travelled ways (argv[1]):
+ *
+ *   pthread_exit  main allocates 1,000 times (in_main()), starts two threads
+ *                 that allocate 50,000 times each (worker()) and ends with
+ *                 pthread_exit: the process ends, status 0, when they do
+ *                 (the tracer's writer thread kept it alive forever)
+ *   cancel        60 rounds of two threads that allocate in a loop with
+ *                 pthread_testcancel, cancelled and joined (a thread
+ *                 cancelled inside the tracer's write held its lock; its
+ *                 exit handler and the writer then spun on it forever)
+ *   exit_race     four threads allocate 100,000 times; the second calls
+ *                 exit(3) while the others return (the exit's flush encoded
+ *                 a buffer that an ending thread gave back to the kernel:
+ *                 "cannot write the trace file (Invalid argument)")
+ *   quick_exit    1,000 allocations (in_main()), then quick_exit(4) (glibc's
+ *                 quick_exit calls its internal _exit: the trace was lost)
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+__attribute__((noinline)) static void in_main(void) {
+  for (int i = 0; i < 1000; i++) free(malloc(100 + i % 50));
+}
+
+__attribute__((noinline)) static void worker(long n) {
+  for (long i = 0; i < n; i++) free(malloc(16 + i % 300));
+}
+
+static void *worker_main(void *arg) {
+  worker((long)arg);
+  return NULL;
+}
+
+static void *cancelled_main(void *arg) {
+  (void)arg;
+  for (;;) {
+    for (int i = 0; i < 100; i++) free(malloc(32 + (i * 97) % 4000));
+    pthread_testcancel();
+  }
+  return NULL;
+}
+
+static void *racer_main(void *arg) {
+  worker(100000);
+  if ((long)arg == 1) exit(3);
+  return NULL;
+}
+
+static void quick_handler(void) { printf("at_quick_exit handler\n"); }
+
+int main(int argc, char **argv) {
+  const char *how = argc == 2 ? argv[1] : "";
+  setvbuf(stdout, NULL, _IONBF, 0);
+  if (strcmp(how, "pthread_exit") == 0) {
+    in_main();
+    pthread_t t[2];
+    for (long i = 0; i < 2; i++) pthread_create(&t[i], NULL, worker_main, (void *)50000L);
+    printf("main ends by pthread_exit\n");
+    pthread_exit(NULL);
+  }
+  if (strcmp(how, "cancel") == 0) {
+    for (int round = 0; round < 60; round++) {
+      pthread_t t[2];
+      for (int j = 0; j < 2; j++) pthread_create(&t[j], NULL, cancelled_main, NULL);
+      usleep(1000 + (unsigned)(round * 7919) % 20000);
+      for (int j = 0; j < 2; j++) pthread_cancel(t[j]);
+      for (int j = 0; j < 2; j++) {
+        void *res;
+        pthread_join(t[j], &res);
+        if (res != PTHREAD_CANCELED) printf("thread not cancelled\n");
+      }
+    }
+    printf("60 rounds cancelled\n");
+    return 0;
+  }
+  if (strcmp(how, "exit_race") == 0) {
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++) pthread_create(&t[i], NULL, racer_main, (void *)i);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    return 0; /* not reached: thread 1's exit(3) ends the process while main waits */
+  }
+  if (strcmp(how, "quick_exit") == 0) {
+    at_quick_exit(quick_handler);
+    in_main();
+    quick_exit(4);
+  }
+  fprintf(stderr, "usage: thread_ends pthread_exit|cancel|exit_race|quick_exit\n");
+  return 2;
+}
