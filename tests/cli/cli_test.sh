@@ -80,6 +80,32 @@ case $case_name in
       expect_in r.json '"allocations": 4, "frees": 2, "reallocs": 1,'
     done
     ;;
+  run_daemon)
+    # A daemon's double fork: the grandchild's parent has exited (init is
+    # its parent) by the time it writes its trace's header. Its trace was
+    # left out of the children named (the header's parent pid was taken
+    # then, 1, not at the fork).
+    cat >daemon.py <<'PY'
+import os, sys, time
+done = os.path.abspath("daemon.done")
+if os.fork() > 0:
+    os.wait()
+    while not os.path.exists(done):
+        time.sleep(0.01)
+    time.sleep(0.2)  # its trace finished (exit) after the file
+    sys.exit(0)
+os.setsid()
+if os.fork() > 0:
+    os._exit(0)
+time.sleep(0.1)  # the parent is gone: init adopts this one
+d = {i: "v" * (i % 100) for i in range(20000)}
+open(done, "w").close()
+PY
+    "$hh" run -o "$work/c.%p.hhtrace" -- /usr/bin/python3 daemon.py >out 2>err
+    expect_rc 0 $? "run of a daemon's double fork"
+    grep -Eq "^heaphook: (and )?2 traces from its child processes: " err ||
+      fail "the daemon's trace is not among the children's: $(cat err) $(ls)"
+    ;;
   run_exit_status)
     "$hh" run -o t.hhtrace -- "$prog" 3 2>err
     expect_rc 3 $? "a program exiting with 3"

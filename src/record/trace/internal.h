@@ -77,7 +77,11 @@ extern atomic_bool hh__tr_active;
 
 /* Creates the trace file for this process (pid in the name). Returns 0, or
  * -1 after one warning on stderr (then hh__tr_active stays false). */
-int hh__tr_file_open(void);
+/* parent: the header's parent pid, given now: by the time the header is
+ * written (the first chunk) a daemon's parent may have exited, leaving init
+ * (1) as its parent, and heaphook run no longer found it among the run's
+ * processes. */
+int hh__tr_file_open(pid_t parent);
 /* Forgets the parent's file in a forked child (without closing: the parent
  * still writes it... it is the child's copy of the descriptor, closed). */
 void hh__tr_file_forget(void);

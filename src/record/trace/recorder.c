@@ -610,7 +610,12 @@ static void write_all_own_locked(tstate *ts) {
  * wait for the whole queue, up to 64 MiB of rows to encode and compress
  * while the program's other threads waited too (~0.1-0.7 s per fork with
  * four threads allocating, trace.fork_threads). */
+/* The process that forks, the child's parent: the child may run its fork
+ * handler only after its parent has exited (a daemon's double fork). */
+static pid_t forking_pid;
+
 static void at_prepare(void) {
+  forking_pid = (pid_t)syscall(SYS_getpid);
   t_locked_before_fork = t_locked_outside_hook;
   t_locked_outside_hook = true; /* until at_parent or at_child */
   /* First, before the locks that the calls under way may need: no thread
@@ -671,7 +676,7 @@ static void child_restart(void) {
     me->next = NULL;
     atomic_store(&threads, me);
   }
-  if (hh__tr_file_open() == 0) {
+  if (hh__tr_file_open(forking_pid) == 0) {
     hh__tr_command_record();
     hh__tr_modules_scan(false);
     hh__tr_procfs_open();
@@ -848,7 +853,7 @@ static int trace_start(void) {
     have_key = pthread_key_create(&exit_key, on_thread_exit) == 0;
     pthread_atfork(at_prepare, at_parent, at_child);
   }
-  if (hh__tr_file_open() != 0) return 0; /* warned; the program runs on */
+  if (hh__tr_file_open(getppid()) != 0) return 0; /* warned; the program runs on */
   hh__tr_command_record();
   hh__tr_modules_scan(false);
   hh__tr_procfs_open();

@@ -142,11 +142,8 @@ static bool create_file(void) {
 /* The file is created when the first chunk is written: a process that
  * execs before that (a shell's child) leaves no empty file behind, and the
  * program it runs gets the name. */
-int hh__tr_file_open(void) {
-  /* The parent now: by the time the header is written (the first chunk)
-   * a daemon's parent may have exited, leaving init (1) as its parent, and
-   * heaphook run no longer found it among the run's processes. */
-  start_ppid = getppid();
+int hh__tr_file_open(pid_t parent) {
+  start_ppid = parent;
   atomic_store(&file.fd, -1);
   atomic_store(&header_done, false);
   atomic_store(&hh__tr_active, true);
