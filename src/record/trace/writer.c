@@ -84,10 +84,30 @@ static void warn_once(const char *what, int err) {
   hh__log("trace %s: %s (%s); the program runs on without tracing", path, what, strerror(err));
 }
 
+/* The working directory when tracing started: a relative path names a file
+ * there, as the README says, although the file is created at the first
+ * chunk, after the program may have changed directory (the trace went to
+ * the new one, or was lost when that one was not writable). */
+static char start_dir[2048];
+
 /* Creates the file (with the header's lock held). */
 static bool create_file(void) {
-  const char *pattern =
+  const char *output =
       hh__tr_opt.output != NULL && hh__tr_opt.output[0] != '\0' ? hh__tr_opt.output : "heaplog.%p.hhtrace";
+  char pattern[4096];
+  size_t dlen = strlen(start_dir), olen = strlen(output);
+  if (output[0] != '/' && dlen > 0 && 2 * dlen + 1 + olen < sizeof pattern) {
+    size_t n = 0;
+    for (size_t i = 0; i < dlen; i++) { /* a '%' of the directory's is itself */
+      pattern[n++] = start_dir[i];
+      if (start_dir[i] == '%') pattern[n++] = '%';
+    }
+    pattern[n] = '/';
+    memcpy(pattern + n + 1, output, olen + 1);
+  } else {
+    memcpy(pattern, output, olen < sizeof pattern ? olen + 1 : sizeof pattern);
+    pattern[sizeof pattern - 1] = '\0';
+  }
   bool has_pid = strstr(pattern, "%p") != NULL;
   char pid[40];
   int n = (int)getpid();
@@ -144,6 +164,7 @@ static bool create_file(void) {
  * program it runs gets the name. */
 int hh__tr_file_open(pid_t parent) {
   start_ppid = parent;
+  if (getcwd(start_dir, sizeof start_dir) == NULL || start_dir[0] != '/') start_dir[0] = '\0';
   atomic_store(&file.fd, -1);
   atomic_store(&header_done, false);
   atomic_store(&hh__tr_active, true);
