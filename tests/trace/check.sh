@@ -1,7 +1,7 @@
 #!/bin/bash
 # The tracer's tests: runs a test program under a preload library with the
 # tracer, reads the trace back with trace_dump and checks what it says.
-#   check.sh known|cxx|dlopen|fork_exec|exec_threads|fork_loader|close_fds|thread_ends|relative_path|sigkill|unwritable|modes|rss_idle|signal_exec|...
+#   check.sh known|cxx|dlopen|fork_exec|exec_threads|fork_loader|close_fds|thread_ends|file_early|sigkill|unwritable|modes|rss_idle|signal_exec|...
 # Paths come from the environment (tests/trace/CMakeLists.txt): HH_LIB
 # (libheaphook.so), HH_HEAPTRACK (libpreloaded_heaptrack.so), HH_DUMP,
 # HH_KNOWN, HH_CXX, HH_DL_MAIN, HH_DL_LIB, HH_FORK.
@@ -439,22 +439,26 @@ PY
       for i in 1 2 3 4 5; do run_te exit_race 3 $env; done
     done
     ;;
-  relative_path)
-    # A relative HEAPHOOK_OUTPUT (and the default name) names a file in the
-    # directory the program started in, whatever directory it is in when
-    # the file is made (chdir.c).
+  file_early)
+    # The trace file is made when tracing starts, not at the first chunk
+    # (late_changes.c): a relative HEAPHOOK_OUTPUT (and the default name)
+    # names a file in the directory the program started in whatever
+    # directory it is in later, and a program that uses up its descriptors
+    # or (as root) drops its privileges keeps its trace.
     mkdir start other
-    for to in "$dir/other" /proc; do
+    ways=("$dir/other" /proc fds)
+    [ "$(id -u)" = 0 ] && ways+=(setuid) && chmod 755 start
+    for how in "${ways[@]}"; do
       rm -f start/* other/*
-      (cd start && env LD_PRELOAD="$HH_HEAPTRACK" HEAPHOOK_OUTPUT=rel.%p.hhtrace "$HH_CHDIR" "$to" >../o 2>../e) ||
-        fail "chdir to $to: exit status $?: $(cat e)"
-      [ -s e ] && fail "chdir to $to: $(cat e)"
-      [ -z "$(ls other)" ] || fail "chdir to $to: a trace in the new directory: $(ls other)"
+      (cd start && env LD_PRELOAD="$HH_HEAPTRACK" HEAPHOOK_OUTPUT=rel.%p.hhtrace "$HH_LATE_CHANGES" "$how" >../o 2>../e) ||
+        fail "$how: exit status $?: $(cat e)"
+      [ -s e ] && fail "$how: $(cat e)"
+      [ -z "$(ls other)" ] || fail "$how: a trace in the new directory: $(ls other)"
       t=$(one_file "$dir/start/rel.*.hhtrace")
-      read_whole "$t" "chdir to $to"
-      [ "$(site_counts "$t" after_chdir)" = 1000 ] || fail "chdir to $to: $(site_counts "$t" after_chdir)"
+      read_whole "$t" "$how"
+      [ "$(site_counts "$t" afterwards)" = 1000 ] || fail "$how: allocations afterwards: $(site_counts "$t" afterwards)"
     done
-    (cd start && env LD_PRELOAD="$HH_HEAPTRACK" "$HH_CHDIR" "$dir/other" >../o 2>../e) || fail "default name: $(cat e)"
+    (cd start && env LD_PRELOAD="$HH_HEAPTRACK" "$HH_LATE_CHANGES" "$dir/other" >../o 2>../e) || fail "default name: $(cat e)"
     one_file "$dir/start/heaplog.*.hhtrace" >/dev/null
     ;;
   sigkill)

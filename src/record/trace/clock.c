@@ -1,8 +1,8 @@
 /* The tracer's clock: rdtsc where the TSC is invariant (cpuid
  * 0x80000007 EDX bit 8: constant rate, ticking in every C-state), else
  * CLOCK_MONOTONIC in nanoseconds. The TSC rate is calibrated against
- * CLOCK_MONOTONIC between the start and the first time the header is
- * written, at least 2 ms apart. */
+ * CLOCK_MONOTONIC between the start and the first chunk, at least 2 ms
+ * apart; the header, written at the start, holds an estimate until then. */
 #include <sched.h>
 #include <time.h>
 
@@ -55,6 +55,15 @@ void hh__tr_clock_start(void) {
   }
   hh__tr_start_wall_ns = ns_of(CLOCK_REALTIME);
   hh__tr_start_ticks = hh__tr_ticks() >> hh__tr_tick_shift;
+}
+
+uint64_t hh__tr_ticks_per_second_now(bool *exact) {
+  *exact = !hh__tr_use_tsc || tps != 0;
+  if (*exact) return hh__tr_ticks_per_second();
+  uint64_t mono = ns_of(CLOCK_MONOTONIC), ticks = hh__tr_ticks();
+  if (mono <= cal_mono_ns || ticks <= cal_ticks) return 1;
+  return (uint64_t)((unsigned __int128)(ticks - cal_ticks) * 1000000000u / (mono - cal_mono_ns)) >>
+         hh__tr_tick_shift;
 }
 
 uint64_t hh__tr_ticks_per_second(void) {

@@ -37,6 +37,9 @@ void hh__tr_clock_start(void);
 /* Ticks per second, calibrated against CLOCK_MONOTONIC since the first
  * start (waits until 2 ms have passed so that the ratio is exact to ~1e-5). */
 uint64_t hh__tr_ticks_per_second(void);
+/* The same, without waiting: an estimate (*exact false) while the TSC has
+ * not been calibrated yet. */
+uint64_t hh__tr_ticks_per_second_now(bool *exact);
 
 /* ---- encoding into memory ------------------------------------------------ */
 static inline uint8_t *hh__tr_varint(uint8_t *p, uint64_t v) {

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -46,6 +47,7 @@ static char abs_path[4096 + 4096];
 static pthread_mutex_t reopen_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool lost; /* the file could not be opened again */
 static void remember_absolute_path(void);
+static bool write_first_header(void);
 static atomic_bool header_done;
 static pthread_mutex_t header_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool warned;
@@ -159,16 +161,31 @@ static bool create_file(void) {
   return false;
 }
 
-/* The file is created when the first chunk is written: a process that
- * execs before that (a shell's child) leaves no empty file behind, and the
- * program it runs gets the name. */
+/* The file is made, and its header written, when tracing starts (at the
+ * start, or in a forked child): made at the first chunk, as before, it
+ * was lost to a program that had by then dropped its privileges (setuid),
+ * changed its root, or used up its descriptors (trace.file_early). */
 int hh__tr_file_open(pid_t parent) {
   start_ppid = parent;
   if (getcwd(start_dir, sizeof start_dir) == NULL || start_dir[0] != '/') start_dir[0] = '\0';
   atomic_store(&file.fd, -1);
   atomic_store(&header_done, false);
   atomic_store(&hh__tr_active, true);
-  return 0;
+  int cancel = hh__cancel_off();
+  pthread_mutex_lock(&header_lock);
+  bool made = create_file();
+  bool ok = made && write_first_header();
+  if (!ok) {
+    int err = errno;
+    hh__own_fd_close(&file);
+    if (made) unlink(abs_path);
+    atomic_store(&hh__tr_active, false);
+    warn_once("cannot create the trace file", err);
+    atomic_store_explicit(&header_done, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&header_lock);
+  hh__cancel_restore(cancel);
+  return ok ? 0 : -1;
 }
 
 void hh__tr_file_forget(void) {
@@ -298,36 +315,57 @@ static void fail(void) {
             err);
 }
 
-/* Creates the file and writes the header, once; false when there is no
- * file to write to. */
+/* The header, written when the file is made: a process killed before its
+ * first chunk leaves a trace that reads as cut short, not an empty file.
+ * Its clock rate is an estimate until the first chunk (calibrate). */
+static bool write_first_header(void) {
+  hh_trace_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, HH_TRACE_MAGIC, 8);
+  h.version = HH_TRACE_VERSION;
+  h.flags = HH_TRACE_FLAG_ZSTD | (hh__tr_opt.stacks ? HH_TRACE_FLAG_STACKS : 0) |
+            (hh__tr_opt.sample != 0 ? HH_TRACE_FLAG_SAMPLED : 0);
+  h.pid = (uint32_t)getpid();
+  h.ppid = (uint32_t)start_ppid;
+  bool exact;
+  h.ticks_per_second = hh__tr_ticks_per_second_now(&exact);
+  h.start_wall_ns = hh__tr_start_wall_ns;
+  h.start_ticks = hh__tr_start_ticks;
+  h.sample_bytes = hh__tr_opt.sample;
+  bool ok = write_gated(&h, sizeof h);
+  if (ok && exact) atomic_store_explicit(&header_done, true, memory_order_release);
+  return ok;
+}
+
+/* With the header's lock: the calibrated clock rate written over the
+ * header's estimate, before any chunk (they all wait for the lock). The
+ * file is opened O_APPEND, under which Linux's pwrite appends: the flag is
+ * off for that one write. */
+static bool calibrate(void) {
+  uint64_t tps = hh__tr_ticks_per_second();
+  int f = hh__own_fd_use(&file);
+  int flags = f >= 0 ? fcntl(f, F_GETFL) : -1;
+  bool ok = flags >= 0 && fcntl(f, F_SETFL, flags & ~O_APPEND) == 0;
+  if (ok) {
+    ok = pwrite(f, &tps, sizeof tps, offsetof(hh_trace_header, ticks_per_second)) == (ssize_t)sizeof tps;
+    fcntl(f, F_SETFL, flags);
+  }
+  hh__own_fd_done(&file);
+  return ok;
+}
+
+/* The file made and its header written (hh__tr_file_open), the rate
+ * calibrated, once; false when there is no file to write to. */
 static bool write_header(void) {
   if (atomic_load_explicit(&header_done, memory_order_acquire)) return atomic_load(&file.fd) >= 0;
   pthread_mutex_lock(&header_lock);
   if (!atomic_load_explicit(&header_done, memory_order_relaxed)) {
-    bool ok = create_file();
-    if (ok) {
-      hh_trace_header h;
-      memset(&h, 0, sizeof h);
-      memcpy(h.magic, HH_TRACE_MAGIC, 8);
-      h.version = HH_TRACE_VERSION;
-      h.flags = HH_TRACE_FLAG_ZSTD | (hh__tr_opt.stacks ? HH_TRACE_FLAG_STACKS : 0) |
-                (hh__tr_opt.sample != 0 ? HH_TRACE_FLAG_SAMPLED : 0);
-      h.pid = (uint32_t)getpid();
-      h.ppid = (uint32_t)start_ppid;
-      h.ticks_per_second = hh__tr_ticks_per_second();
-      h.start_wall_ns = hh__tr_start_wall_ns;
-      h.start_ticks = hh__tr_start_ticks;
-      h.sample_bytes = hh__tr_opt.sample;
-      ok = write_gated(&h, sizeof h);
-      if (!ok) {
-        int err = errno;
-        hh__own_fd_close(&file);
-        errno = err;
-      }
-    }
+    bool ok = atomic_load(&file.fd) >= 0 ? calibrate() : create_file() && write_first_header() && calibrate();
     if (!ok) {
+      int err = errno;
+      hh__own_fd_close(&file);
       atomic_store(&hh__tr_active, false);
-      warn_once("cannot create the trace file", errno);
+      warn_once("cannot write the trace file's header", err);
     }
     atomic_store_explicit(&header_done, true, memory_order_release);
   }
