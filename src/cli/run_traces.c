@@ -142,15 +142,18 @@ int hh_run_descendants(const char *pattern, pid_t pid, uint64_t since_ns, char (
     hh_reader_close(r);
   }
   closedir(d);
-  /* pid's descendants: the traces whose parent is pid or a descendant
-   * (a pass per generation; pids are looked up in the list itself) */
+  /* pid's descendants: the traces whose parent is pid or a descendant, and
+   * those of a descendant's pid (a program it exec'd: its parent, read when
+   * it started, may have exited by then, as a daemon's has), a pass per
+   * generation; pids are looked up in the list itself */
   bool *in = xcalloc(n ? n : 1, sizeof *in);
   for (bool grew = true; grew;) {
     grew = false;
     for (size_t i = 0; i < n; i++) {
       if (in[i]) continue;
       bool child = all[i].ppid == (uint32_t)pid;
-      for (size_t j = 0; j < n && !child; j++) child = in[j] && all[j].pid == all[i].ppid;
+      for (size_t j = 0; j < n && !child; j++)
+        child = in[j] && (all[j].pid == all[i].ppid || all[j].pid == all[i].pid);
       if (child) in[i] = grew = true;
     }
   }

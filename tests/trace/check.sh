@@ -374,14 +374,14 @@ PY
     ;;
   close_fds)
     # A program that closes or replaces every descriptor it did not open
-    # (eleven ways: close_fds.c), then opens files of its own at the low
+    # (twelve ways: close_fds.c), then opens files of its own at the low
     # numbers and allocates on, in a new thread too. Its files must hold
     # what it put there and nothing of heaphook's, its output must be the
     # plain run's, and the trace must hold every allocation: heaphook's
     # descriptors are left open or moved, or its file opened again when the
     # program got past that.
     printf 'input line\n' >in.txt
-    for how in close early closefrom close_range raw dup2 dup3 dup2race rawrace vfork signal; do
+    for how in close early rawearly closefrom close_range raw dup2 dup3 dup2race rawrace vfork signal; do
       # Descriptors the test runner left open make the numbers differ from
       # one way to the next: each is compared with its own plain run.
       rm -f plain.txt
@@ -426,8 +426,13 @@ PY
     full="LD_PRELOAD=$HH_HEAPTRACK"
     sampled="LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=4K"
     run_te pthread_exit 0 "$full"
-    [ "$(site_counts "$te_trace" in_main worker)" = "1000 100000" ] ||
-      fail "pthread_exit: allocations of in_main(), worker(): $(site_counts "$te_trace" in_main worker)"
+    [ "$(site_counts "$te_trace" in_main worker keep)" = "1000 100000 100" ] ||
+      fail "pthread_exit: allocations of in_main(), worker(), keep(): $(site_counts "$te_trace" in_main worker keep)"
+    python3 - r.json <<'PY' || fail "pthread_exit: the exit handler's frees are not in the trace"
+import json, sys
+sites = json.load(open(sys.argv[1]))["top"]["allocations"]["sites"]
+assert sum(s["leaked_blocks"] for s in sites if s["function"] == "keep") == 0, sites
+PY
     run_te quick_exit 4 "$full"
     [ "$(site_counts "$te_trace" in_main)" = "1000" ] || fail "quick_exit: $(site_counts "$te_trace" in_main)"
     for env in "$full" "$sampled"; do

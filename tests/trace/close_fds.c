@@ -5,8 +5,9 @@
  *
  *   close        close(fd) for every number from 3 to the limit
  *   early        the same, and its files opened, before the first
- *                allocation in main (the trace file does not exist yet;
- *                libunwind's pipe does)
+ *                allocation in main (before the trace's first chunk)
+ *   rawearly     the raw close_range system call there (the trace file,
+ *                made at the start, was lost at its first chunk)
  *   closefrom    closefrom(3)
  *   close_range  close_range(3, ~0U, 0)
  *   raw          the close_range system call, bypassing glibc (and heaphook)
@@ -142,16 +143,21 @@ static int wait_for_trace(void) {
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr,
-            "usage: close_fds close|early|closefrom|close_range|raw|dup2|dup3|dup2race|rawrace|vfork|signal "
+            "usage: close_fds "
+            "close|early|rawearly|closefrom|close_range|raw|dup2|dup3|dup2race|rawrace|vfork|signal "
             "INPUT OUTPUT\n");
     return 2;
   }
   const char *how = argv[1];
   bool redirect_stderr = false;
-  bool early = strcmp(how, "early") == 0;
+  bool early = strcmp(how, "early") == 0 || strcmp(how, "rawearly") == 0;
   int in = -1, out = -1;
   if (early) {
-    close_all();
+    if (how[0] == 'r') {
+      if (syscall(SYS_close_range, 3, ~0U, 0) != 0) perror("close_range");
+    } else {
+      close_all();
+    }
     in = open(argv[2], O_RDONLY);
     out = open(argv[3], O_WRONLY | O_CREAT | O_APPEND, 0644);
   }

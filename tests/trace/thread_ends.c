@@ -1,9 +1,13 @@
 /* Programs whose threads end in the less travelled ways (argv[1]):
  *
- *   pthread_exit  main allocates 1,000 times (in_main()), starts two threads
- *                 that allocate 50,000 times each (worker()) and ends with
- *                 pthread_exit: the process ends, status 0, when they do
- *                 (the tracer's writer thread kept it alive forever)
+ *   pthread_exit  main allocates 1,000 times (in_main()) and keeps 100 blocks
+ *                 (keep()), starts two threads that allocate 50,000 times
+ *                 each (worker()) and ends with pthread_exit: the process
+ *                 ends, status 0, when they do (the tracer's writer thread
+ *                 kept it alive forever). Its atexit handler frees the kept
+ *                 blocks and prints whether SIGTERM is blocked: it runs in
+ *                 the last thread, which was the tracer's writer (its frees
+ *                 were not recorded, all signals blocked)
  *   cancel        60 rounds of two threads that allocate in a loop with
  *                 pthread_testcancel, cancelled and joined (a thread
  *                 cancelled inside the tracer's write held its lock; its
@@ -16,6 +20,7 @@
  *                 quick_exit calls its internal _exit: the trace was lost)
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,11 +56,24 @@ static void *racer_main(void *arg) {
 
 static void quick_handler(void) { printf("at_quick_exit handler\n"); }
 
+static void *kept[100];
+__attribute__((noinline)) static void keep(void) {
+  for (int i = 0; i < 100; i++) kept[i] = malloc(4096);
+}
+static void exit_handler(void) {
+  for (int i = 0; i < 100; i++) free(kept[i]);
+  sigset_t now;
+  pthread_sigmask(SIG_BLOCK, NULL, &now);
+  printf("exit handler: SIGTERM %s\n", sigismember(&now, SIGTERM) ? "blocked" : "not blocked");
+}
+
 int main(int argc, char **argv) {
   const char *how = argc == 2 ? argv[1] : "";
   setvbuf(stdout, NULL, _IONBF, 0);
   if (strcmp(how, "pthread_exit") == 0) {
+    atexit(exit_handler);
     in_main();
+    keep();
     pthread_t t[2];
     for (long i = 0; i < 2; i++) pthread_create(&t[i], NULL, worker_main, (void *)50000L);
     printf("main ends by pthread_exit\n");

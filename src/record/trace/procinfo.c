@@ -372,7 +372,7 @@ void hh__tr_procfs_reset(void) {
  * SIGKILLed). The writer asks this every time it wakes: main is gone (the
  * thread group's leader a zombie) and no thread but the writer lives (the
  * count includes the zombie). */
-bool hh__tr_only_tracer_left(void) {
+bool hh__tr_only_tracer_left(char name[16]) {
   char buf[512];
   int fd = hh__own_fd_use(&stat_fd);
   ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
@@ -380,7 +380,11 @@ bool hh__tr_only_tracer_left(void) {
   if (n <= 0) return false;
   buf[n] = '\0';
   const char *p = strrchr(buf, ')'); /* after the command's name, which may hold anything */
-  if (p == NULL || p[1] != ' ' || p[2] != 'Z') return false;
+  const char *open = strchr(buf, '(');
+  if (p == NULL || open == NULL || open > p || p[1] != ' ' || p[2] != 'Z') return false;
+  size_t len = (size_t)(p - open - 1) < 15 ? (size_t)(p - open - 1) : 15;
+  memcpy(name, open + 1, len);
+  name[len] = '\0';
   /* Field 3 (the state) follows the first space after it, field 20
    * (num_threads) the 18th. */
   for (int space = 0; space < 18 && p != NULL; space++) p = strchr(p + 1, ' ');

@@ -291,6 +291,9 @@ static void write_provisional_at_exec(tstate *ts, uint64_t *counted) {
   spin_unlock(&ts->lock);
 }
 
+/* The signal mask of the thread that started the writer. */
+static sigset_t creator_mask;
+
 static void *writer_main(void *arg) {
   (void)arg;
   tls_failed = true; /* never records itself */
@@ -315,8 +318,19 @@ static void *writer_main(void *arg) {
     if (any) continue;
     /* The program's threads have all ended (main by pthread_exit): the
      * writer ends too, and glibc then calls exit(0) in it, whose handlers
-     * finish the trace as always. */
-    if (hh__tr_only_tracer_left()) return NULL;
+     * finish the trace as always. They are the program's (atexit, static
+     * destructors): they run as one of its threads would, with the signal
+     * mask of the thread that started the writer, the program's name,
+     * recorded, and with no writer (a thread they start writes its own
+     * chunks). */
+    char name[16];
+    if (hh__tr_only_tracer_left(name)) {
+      atomic_store(&writer_state, 3);
+      prctl(PR_SET_NAME, name, 0, 0, 0);
+      tls_failed = false;
+      pthread_sigmask(SIG_SETMASK, &creator_mask, NULL);
+      return NULL;
+    }
     atomic_store(&writer_sleeping, 1);
     pthread_mutex_lock(&q_lock);
     bool empty = q_count == 0;
@@ -340,11 +354,13 @@ static void start_writer(void) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
+  creator_mask = old;
   pthread_t t;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 256 << 10);
+  /* The default stack (virtual memory): the program's exit handlers may
+   * run on this thread (writer_main). */
   bool ok = pthread_create(&t, &attr, writer_main, NULL) == 0;
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, NULL);

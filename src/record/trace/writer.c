@@ -110,7 +110,7 @@ static bool create_file(void) {
     memcpy(pattern, output, olen < sizeof pattern ? olen + 1 : sizeof pattern);
     pattern[sizeof pattern - 1] = '\0';
   }
-  bool has_pid = strstr(pattern, "%p") != NULL;
+  bool has_pid = strstr(output, "%p") != NULL; /* not the directory's */
   char pid[40];
   int n = (int)getpid();
   /* An exec'd program keeps its pid: when its predecessor's trace is there,
@@ -344,6 +344,7 @@ static bool write_first_header(void) {
 static bool calibrate(void) {
   uint64_t tps = hh__tr_ticks_per_second();
   int f = hh__own_fd_use(&file);
+  if (f < 0) f = reopen(); /* closed behind the hook's back since the start */
   int flags = f >= 0 ? fcntl(f, F_GETFL) : -1;
   bool ok = flags >= 0 && fcntl(f, F_SETFL, flags & ~O_APPEND) == 0;
   if (ok) {
