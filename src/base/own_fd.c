@@ -135,6 +135,7 @@ static bool same_file(int i, int fd) {
   bool same = flags == slot[i].fd_flags && fstat(fd, &st) == 0 && st.st_dev == slot[i].dev &&
               st.st_ino == slot[i].ino;
   errno = saved;
+  if (same && st.st_nlink == 0 && slot[i].owner != NULL) atomic_store(&slot[i].owner->unlinked, true);
   if (!same) {
     int expect = fd;
     atomic_compare_exchange_strong(&slot[i].fd, &expect, FREE);

@@ -45,7 +45,8 @@
 typedef struct hh_own_fd {
   _Atomic int fd;
   _Atomic int users;
-  int base; /* where it moves to */
+  int base;             /* where it moves to */
+  atomic_bool unlinked; /* its file was found deleted (no name left) */
 } hh_own_fd;
 #define HH_OWN_FD_INIT(b) \
   { .fd = -1, .users = 0, .base = (b) }

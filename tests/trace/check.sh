@@ -549,6 +549,16 @@ PY
         fail "warning: $(cat e)"
     done
     [ -s exists.hhtrace ] && fail "an existing file was written"
+    # The program deletes its trace while it runs: said once, the program
+    # unharmed.
+    printf 'input line\n' >in.txt
+    env "$HH_CLOSE_FDS" unlink in.txt plain.txt >plain.out 2>/dev/null
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/d.%p.trace" "$HH_CLOSE_FDS" unlink in.txt c.txt \
+      >o 2>e || fail "unlink: exit status $?"
+    cmp -s o plain.out || fail "unlink: output changed: $(cat o)"
+    [ "$(wc -l <e)" = 1 ] || fail "unlink: stderr: $(cat e)"
+    grep -q '^heaphook: trace .*: the trace file was deleted while the program ran; the trace is lost (.*); the program runs on without tracing$' e ||
+      fail "unlink: warning: $(cat e)"
     ;;
   fork_threads | conformance)
     # Stress under the tracer: 200 forks while 4 threads allocate (a

@@ -27,6 +27,9 @@
  *                stderr to its file: heaphook's copy of stderr must be
  *                intact (the child moved heaphook's descriptors, in the
  *                parent's memory, and the report went into that file)
+ *   unlink       deletes the trace file (found among its descriptors), then
+ *                goes on: heaphook says once that the trace is lost (it
+ *                wrote on into the deleted file, silently)
  *   signal       a timer's signal handler makes a pipe and closes it, 20,000
  *                times, while the program allocates from changing depths
  *                (unwinds): each pipe must get the lowest numbers and close
@@ -144,7 +147,7 @@ int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr,
             "usage: close_fds "
-            "close|early|rawearly|closefrom|close_range|raw|dup2|dup3|dup2race|rawrace|vfork|signal "
+            "close|early|rawearly|unlink|closefrom|close_range|raw|dup2|dup3|dup2race|rawrace|vfork|signal "
             "INPUT OUTPUT\n");
     return 2;
   }
@@ -210,6 +213,16 @@ int main(int argc, char **argv) {
     }
     atomic_store(&stop_racer, true);
     pthread_join(r, NULL);
+  } else if (strcmp(how, "unlink") == 0) {
+    for (int fd = 900; fd < 1100; fd++) {
+      char link[64], target[PATH_MAX];
+      snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+      ssize_t n = is_trace(fd) ? readlink(link, target, sizeof target - 1) : -1;
+      if (n <= 0) continue;
+      target[n] = '\0';
+      if (unlink(target) != 0) perror("unlink");
+      break;
+    }
   } else if (strcmp(how, "vfork") == 0) {
     int null = open("/dev/null", O_WRONLY);
     pid_t child = vfork();

@@ -45,7 +45,8 @@ static dev_t file_dev;
 static ino_t file_ino;
 static char abs_path[4096 + 4096];
 static pthread_mutex_t reopen_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool lost; /* the file could not be opened again */
+static bool lost;    /* the file could not be opened again */
+static bool deleted; /* the program deleted it */
 static void remember_absolute_path(void);
 static bool write_first_header(void);
 static atomic_bool header_done;
@@ -150,6 +151,7 @@ static bool create_file(void) {
         file_ino = st.st_ino;
       }
       remember_absolute_path();
+      atomic_store(&file.unlinked, false);
       if (hh__own_fd_add(f, &file)) return true;
       close(f); /* the register is full (never so far): nothing to protect it */
       unlink(path);
@@ -254,6 +256,15 @@ static bool write_all(const void *data, size_t n) {
   for (int tries = 0; tries < 3; tries++) {
     int f = hh__own_fd_use(&file);
     if (f < 0) f = reopen();
+    if (atomic_load(&file.unlinked)) {
+      /* The program deleted the file: what it holds and what would follow
+       * is lost; said once, and tracing stops (it used to go on, silently,
+       * into a file nobody could open). */
+      hh__own_fd_done(&file);
+      deleted = true;
+      errno = ENOENT;
+      return false;
+    }
     int err = f < 0 ? errno : 0;
     while (f >= 0 && n > 0) {
       ssize_t w = write(f, p, n);
@@ -310,8 +321,9 @@ static bool write_gated(const void *data, size_t n) {
 static void fail(void) {
   int err = errno;
   atomic_store(&hh__tr_active, false);
-  warn_once(lost ? "the program closed the trace file and it cannot be opened again"
-                 : "cannot write the trace file",
+  warn_once(deleted ? "the trace file was deleted while the program ran; the trace is lost"
+            : lost  ? "the program closed the trace file and it cannot be opened again"
+                    : "cannot write the trace file",
             err);
 }
 
@@ -578,6 +590,7 @@ void hh__tr_writer_child(void) {
   pthread_mutex_init(&meta, NULL);
   pthread_mutex_init(&reopen_lock, NULL);
   lost = false;
+  deleted = false;
   /* The parent's pending process records are the parent's to write. */
   proc_len = 0;
   atomic_store(&proc_pending, false);
