@@ -58,8 +58,7 @@ static int close_range_but_own(unsigned lo, unsigned hi, int flags) {
   int own[HH_OWN_FD_MAX];
   /* Flags this code does not know go to the kernel as they are (to be
    * refused, or to do what a newer kernel does with them). */
-  bool plain = (flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) == 0 && !(flags & CLOSE_RANGE_CLOEXEC);
-  int n = !plain || lo > hi ? 0 : hh__own_fd_in_range(lo, hi, own);
+  int n = (flags & ~CLOSE_RANGE_UNSHARE) != 0 || lo > hi ? 0 : hh__own_fd_in_range(lo, hi, own);
   if (n == 0) return sys_close_range(lo, hi, flags);
   /* With CLOSE_RANGE_UNSHARE, the first call gives this thread a table of
    * its own and the others work on it. */
@@ -121,9 +120,7 @@ EXPORT void closefrom(int lo) {
  * the old number, still ours, is closed. */
 extern int __dup2(int oldfd, int newfd);
 
-EXPORT int dup2(int oldfd, int newfd) {
-  bool moved = oldfd != newfd && hh__own_fd_make_room(newfd);
-  int r = __dup2(oldfd, newfd);
+static int after_dup(int r, bool moved, int newfd) {
   if (r < 0 && moved) {
     int saved = errno;
     __close(newfd);
@@ -132,15 +129,14 @@ EXPORT int dup2(int oldfd, int newfd) {
   return r;
 }
 
+EXPORT int dup2(int oldfd, int newfd) {
+  bool moved = oldfd != newfd && hh__own_fd_make_room(newfd);
+  return after_dup(__dup2(oldfd, newfd), moved, newfd);
+}
+
 EXPORT int dup3(int oldfd, int newfd, int flags) {
   bool moved = oldfd != newfd && hh__own_fd_make_room(newfd);
-  int r = (int)syscall(SYS_dup3, oldfd, newfd, flags);
-  if (r < 0 && moved) {
-    int saved = errno;
-    __close(newfd);
-    errno = saved;
-  }
-  return r;
+  return after_dup((int)syscall(SYS_dup3, oldfd, newfd, flags), moved, newfd);
 }
 
 EXPORT int pipe2(int fds[2], int flags) {

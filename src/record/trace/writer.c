@@ -37,17 +37,15 @@ atomic_bool hh__tr_active;
 
 static hh_own_fd file = HH_OWN_FD_INIT(HH_OWN_FD_TRACE);
 static pid_t start_ppid;
+/* The file's path (absolute: create_file prefixes start_dir) and identity:
+ * a descriptor closed behind the hook's back (a raw close system call) is
+ * replaced by the same file opened again, never by another. */
 static char path[4096];
-/* The file's identity and absolute path: a descriptor closed behind the
- * hook's back (a raw close system call) is replaced by the same file
- * opened again, never by another. */
 static dev_t file_dev;
 static ino_t file_ino;
-static char abs_path[4096 + 4096];
 static pthread_mutex_t reopen_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool lost;    /* the file could not be opened again */
 static bool deleted; /* the program deleted it */
-static void remember_absolute_path(void);
 static bool write_first_header(void);
 static atomic_bool header_done;
 static pthread_mutex_t header_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -150,7 +148,6 @@ static bool create_file(void) {
         file_dev = st.st_dev;
         file_ino = st.st_ino;
       }
-      remember_absolute_path();
       atomic_store(&file.unlinked, false);
       if (hh__own_fd_add(f, &file)) return true;
       close(f); /* the register is full (never so far): nothing to protect it */
@@ -180,7 +177,7 @@ int hh__tr_file_open(pid_t parent) {
   if (!ok) {
     int err = errno;
     hh__own_fd_close(&file);
-    if (made) unlink(abs_path);
+    if (made) unlink(path);
     atomic_store(&hh__tr_active, false);
     warn_once("cannot create the trace file", err);
     atomic_store_explicit(&header_done, true, memory_order_release);
@@ -195,19 +192,6 @@ void hh__tr_file_forget(void) {
   atomic_store(&hh__tr_active, false);
 }
 
-/* path made absolute (the program may change directory before the file
- * has to be opened again); path itself when the directory is unknown. */
-static void remember_absolute_path(void) {
-  size_t plen = strlen(path);
-  if (path[0] != '/' && getcwd(abs_path, sizeof abs_path - plen - 2) != NULL) {
-    size_t n = strlen(abs_path);
-    abs_path[n] = '/';
-    memcpy(abs_path + n + 1, path, plen + 1);
-  } else {
-    memcpy(abs_path, path, plen + 1);
-  }
-}
-
 /* The file opened again, when the program closed it behind the hook's
  * back (a use of `file` found its number no longer registered); -1 (errno
  * set) when the file is gone or another has its name now. A program that
@@ -218,7 +202,7 @@ static int reopen(void) {
   int f = hh__own_fd_use(&file); /* another thread may have done it */
   hh__own_fd_done(&file);
   for (int tries = 0; f < 0 && !lost; tries++) {
-    int n = tries < 8 ? open(abs_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
+    int n = tries < 8 ? open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
     if (n < 0) {
       if (tries >= 8) errno = EBADF;
       lost = true;
