@@ -77,6 +77,6 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  printf("%d forks\n", forks);
+  printf("%d forks by %d\n", forks, (int)getpid());
   return 0;
 }
