@@ -1,15 +1,13 @@
 /* Opening, analysing and symbolizing a trace (load.h). */
-#define _GNU_SOURCE /* SCHED_IDLE */
 #include "load.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "side_thread.h"
 
 size_t hh_loaded_stack_frames(void *arg, uint64_t stack, const hh_frame **out, size_t max) {
   hh_loaded *l = arg;
@@ -49,7 +47,6 @@ static char *command_line(const hh_reader *r, const char *path, bool *recorded) 
 typedef struct warm {
   const char *path;
   hh_symbolizer *sym;
-  atomic_bool stop;
   char **said; /* its warnings, told after the analysis (stderr may show the progress bar meanwhile) */
   size_t nsaid;
 } warm;
@@ -65,34 +62,22 @@ static void warm_warn(void *arg, const char *message) {
     free(copy);
 }
 
-/* Ends the warm-up. The symbolizer is kept when its modules are the
- * reader's first ones; its warnings are then told (else the fresh one made
- * instead gives its own). */
-static hh_symbolizer *warm_end(warm *w, pthread_t thread, const hh_reader *r, const hh_load_options *opt) {
-  atomic_store(&w->stop, true);
-  pthread_join(thread, NULL);
-  bool keep = r && hh_sym_agrees(w->sym, r);
-  if (keep) hh_sym_set_warn(w->sym, opt->warn, opt->warn_arg);
-  for (size_t i = 0; i < w->nsaid; i++) {
-    if (keep) hh_sym_warn(w->sym, w->said[i]);
-    free(w->said[i]);
-  }
+static void warm_free(void *arg) {
+  warm *w = arg;
+  if (w->sym) hh_sym_free(w->sym);
+  for (size_t i = 0; i < w->nsaid; i++) free(w->said[i]);
   free(w->said);
-  if (keep) return w->sym;
-  hh_sym_free(w->sym);
-  return NULL;
+  free(w);
 }
 
-static void *warm_main(void *arg) {
+/* Runs in a thread of its own at low priority (side_thread.h): mostly the
+ * time the other threads leave, a core idle while the analysis waits for
+ * events. Modules the report never needs then cost little. */
+static void warm_run(void *arg, const atomic_bool *stop) {
   warm *w = arg;
-  /* Only the time the other threads leave: a core idle while the analysis
-   * waits for events. Modules the report never needs then cost nothing. */
-  struct sched_param idle = {0};
-  pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
   hh_reader *r = hh_reader_open(w->path, NULL, 0);
-  if (!r) return NULL;
   hh_event ev;
-  while (!atomic_load_explicit(&w->stop, memory_order_relaxed) && hh_reader_chunks(r) <= 1 &&
+  while (r && !atomic_load_explicit(stop, memory_order_relaxed) && hh_reader_chunks(r) <= 1 &&
          hh_reader_next(r, &ev)) {
     if (ev.kind != HH_EV_STACK) continue;
     const hh_stack_node *node = hh_reader_stack(r, ev.u.stack.id);
@@ -101,8 +86,24 @@ static void *warm_main(void *arg) {
     const hh_frame *frames;
     hh_sym_ip(w->sym, node->ip, node->epoch, &frames);
   }
-  hh_reader_close(r);
-  return NULL;
+  if (r) hh_reader_close(r);
+}
+
+/* Ends the warm-up. The symbolizer is kept when its modules are the
+ * reader's first ones; its warnings are then told (else the fresh one made
+ * instead gives its own). A thread that gets no processor time (a busy
+ * machine) is not waited for: it is left to end alone. */
+static hh_symbolizer *warm_end(hh_side *side, warm *w, const hh_reader *r, const hh_load_options *opt) {
+  if (!hh_side_end(side, 20)) return NULL;
+  hh_symbolizer *sym = NULL;
+  if (r && hh_sym_agrees(w->sym, r)) {
+    sym = w->sym;
+    w->sym = NULL;
+    hh_sym_set_warn(sym, opt->warn, opt->warn_arg);
+    for (size_t i = 0; i < w->nsaid; i++) hh_sym_warn(sym, w->said[i]);
+  }
+  warm_free(w);
+  return sym;
 }
 
 int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_loaded *out) {
@@ -126,16 +127,16 @@ int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_lo
   }
   /* Only a regular file can be read twice. */
   struct stat st;
-  warm w = {.path = path};
-  pthread_t warm_thread;
-  bool warming = false;
-  if ((opt->symbols || opt->profile) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-    w.sym = hh_sym_new(warm_warn, &w);
-    warming = pthread_create(&warm_thread, NULL, warm_main, &w) == 0;
-    if (!warming) hh_sym_free(w.sym);
+  warm *w = NULL;
+  hh_side *side = NULL;
+  if ((opt->symbols || opt->profile) && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+      (w = calloc(1, sizeof *w)) != NULL) {
+    w->path = path;
+    w->sym = hh_sym_new(warm_warn, w);
+    if (w->sym == NULL || (side = hh_side_start("hh-symbols", warm_run, warm_free, w)) == NULL) warm_free(w);
   }
   int rc = hh_analyze(out->reader, &aopt, &out->analysis, err, sizeof err);
-  if (warming) out->sym = warm_end(&w, warm_thread, rc == 0 ? out->reader : NULL, opt);
+  if (side) out->sym = warm_end(side, w, rc == 0 ? out->reader : NULL, opt);
   if (rc != 0) {
     hh_cli_error(cmd, "%s", err);
     hh_loaded_free(out);
