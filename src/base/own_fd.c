@@ -10,6 +10,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "backoff.h"
+
 #define SLOTS HH_OWN_FD_MAX
 #define FREE (-1)
 #define BEING_WRITTEN (-2)
@@ -161,11 +163,11 @@ bool hh__own_fd_holds_claimed(int fd) { return registered(fd, NULL, true, true);
 
 int hh__own_fd_use(hh_own_fd *owner) {
   atomic_fetch_add(&owner->users, 1);
-  for (;;) {
+  for (unsigned turns = 0;;) {
     int fd = atomic_load(&owner->fd);
     if (registered(fd, owner, false, false)) return fd;
     if (atomic_load(&moving) == 0) return -1;
-    sched_yield();
+    hh__backoff(&turns);
   }
 }
 
@@ -189,7 +191,8 @@ bool hh__own_fd_make_room(int fd) {
     /* Uses that took the old number finish before the program's call
      * puts its file there (bounded: a use interrupted by a signal handler
      * on this very thread would never finish). */
-    for (int k = 0; k < 100000 && atomic_load(&o->users) != 0; k++) sched_yield();
+    for (unsigned turns = 0; turns < HH_BACKOFF_YIELDS + 1000 && atomic_load(&o->users) != 0;)
+      hh__backoff(&turns);
     return true;
   }
   return false;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "alloc/libc/libc_allocator.h"
+#include "base/backoff.h"
 #include "base/env.h"
 #include "base/glibc.h"
 #include "base/log.h"
@@ -158,7 +159,8 @@ bool hh__start_slow(void) {
   if (!atomic_compare_exchange_strong(&hh__state, &expected, HH_STARTING)) {
     /* Another thread is starting the hook: wait for it rather than fill the
      * bootstrap arena, which is sized for start-up, not for a program. */
-    while (atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY) sched_yield();
+    for (unsigned turns = 0; atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY;)
+      hh__backoff(&turns);
     return true;
   }
   int saved = errno;

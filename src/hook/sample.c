@@ -1,6 +1,8 @@
 /* The hook's sampler (see sample.h). */
 #include "sample.h"
 
+#include "base/backoff.h"
+
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -108,7 +110,8 @@ static _Atomic uint64_t first_map[(1u << FILTER_FIRST) / 64] __attribute__((alig
 static uint32_t first_count[1u << FILTER_FIRST];
 
 static void lock(void) {
-  while (atomic_exchange_explicit(&st.lock, 1, memory_order_acquire) != 0) sched_yield();
+  unsigned turns = 0;
+  while (atomic_exchange_explicit(&st.lock, 1, memory_order_acquire) != 0) hh__backoff(&turns);
 }
 static void unlock(void) { atomic_store_explicit(&st.lock, 0, memory_order_release); }
 

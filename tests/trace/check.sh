@@ -1,7 +1,7 @@
 #!/bin/bash
 # The tracer's tests: runs a test program under a preload library with the
 # tracer, reads the trace back with trace_dump and checks what it says.
-#   check.sh known|cxx|dlopen|fork_exec|exec_threads|fork_loader|close_fds|thread_ends|file_early|sigkill|unwritable|modes|rss_idle|signal_exec|...
+#   check.sh known|cxx|dlopen|fork_exec|exec_threads|fork_loader|close_fds|thread_ends|file_early|realtime|sigkill|unwritable|modes|rss_idle|signal_exec|...
 # Paths come from the environment (tests/trace/CMakeLists.txt): HH_LIB
 # (libheaphook.so), HH_HEAPTRACK (libpreloaded_heaptrack.so), HH_DUMP,
 # HH_KNOWN, HH_CXX, HH_DL_MAIN, HH_DL_LIB, HH_FORK.
@@ -596,6 +596,36 @@ PY
         n=$((n + 1))
       done
       [ $n -gt 0 ] || fail "${run}: no trace"
+    done
+    ;;
+  realtime)
+    # A SCHED_FIFO thread and a normal one on one core (realtime.c), both
+    # allocating: the program ends (it hung: heaphook waited for the other
+    # thread by yielding, which never lets a normal thread run on a
+    # real-time thread's core), and the trace holds every allocation of
+    # the real-time thread. Full mode, and sampled with a period of one
+    # byte (every allocation sampled, through the sampler's lock).
+    for run in "shared full" "shared 1" "burst full"; do
+      read -r how mode <<<"$run"
+      rm -f rt.*
+      sample=()
+      [ "$mode" = full ] || sample=(HEAPHOOK_TRACE_SAMPLE="$mode")
+      timeout -s KILL 60 env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/rt.%p.trace" \
+        "${sample[@]}" "$HH_REALTIME" "$how" >o 2>e
+      rc=$?
+      if [ $rc = 77 ]; then
+        # (ctest shows the test as not run, with this line)
+        echo "NOT RUN ($what): $(cat o): this test needs CAP_SYS_NICE or RLIMIT_RTPRIO"
+        exit 77
+      fi
+      [ $rc = 137 ] && fail "$run: hung, killed after 60 s"
+      [ $rc = 0 ] || fail "$run: exit status $rc: $(cat o e)"
+      grep -q '^real-time thread done; normal thread allocated$' o || fail "$run: $(cat o)"
+      t=$(one_file "$dir/rt.*.trace")
+      read_whole "$t" "$run"
+      if [ "$how" = shared ]; then want=2000000 fn=rt_shared; else want=3000000 fn=rt_burst; fi
+      n=$(site_counts "$t" $fn)
+      [ "$n" = $want ] || fail "$run: $n allocations from $fn(), not $want"
     done
     ;;
   *) fail "unknown test" ;;

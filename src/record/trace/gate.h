@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/backoff.h"
+
 typedef struct hh_tr_gate {
   atomic_int closed; /* closers (normally 0 or 1) */
   atomic_int inside; /* threads past enter, not yet left */
@@ -50,7 +52,7 @@ static inline void hh__tr_gate_leave(hh_tr_gate *g) { atomic_fetch_sub(&g->insid
 /* Returns once nobody but the caller (inside `self` times) is inside. */
 static inline void hh__tr_gate_close(hh_tr_gate *g, int self) {
   atomic_fetch_add(&g->closed, 1);
-  while (atomic_load(&g->inside) > self) sched_yield();
+  for (unsigned turns = 0; atomic_load(&g->inside) > self;) hh__backoff(&turns);
 }
 
 static inline void hh__tr_gate_open(hh_tr_gate *g) {

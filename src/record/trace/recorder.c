@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/backoff.h"
 #include "base/env.h"
 #include "base/log.h"
 #include "base/size.h"
@@ -85,7 +86,8 @@ static _Atomic uint64_t next_rss;
 /* ---- thread states -------------------------------------------------------- */
 
 static void spin_lock(atomic_int *l) {
-  while (atomic_exchange_explicit(l, 1, memory_order_acquire) != 0) sched_yield();
+  unsigned turns = 0;
+  while (atomic_exchange_explicit(l, 1, memory_order_acquire) != 0) hh__backoff(&turns);
 }
 static void spin_unlock(atomic_int *l) { atomic_store_explicit(l, 0, memory_order_release); }
 
@@ -300,7 +302,7 @@ static void *writer_main(void *arg) {
   prctl(PR_SET_NAME, "heaphook-trace", 0, 0, 0);
   for (;;) {
     job j;
-    while (atomic_load(&write_lock_wanted) != 0) sched_yield();
+    for (unsigned turns = 0; atomic_load(&write_lock_wanted) != 0;) hh__backoff(&turns);
     pthread_mutex_lock(&write_lock);
     if (atomic_load(&writer_stop)) {
       pthread_mutex_unlock(&write_lock);
@@ -398,7 +400,7 @@ static void flush_thread(tstate *ts) {
    * than start a writer thread, whose mere existence turns glibc's
    * single-thread fast paths off for the whole process (2-4 ns a call). */
   if (hh__tr_opt.sample == 0 && atomic_load(&writer_state) == 0) start_writer();
-  for (;;) {
+  for (unsigned turns = 0;;) {
     spin_lock(&ts->lock);
     if (ts->closed) {
       /* Written at exit: what follows is not recorded. */
@@ -422,7 +424,7 @@ static void flush_thread(tstate *ts) {
     }
     /* The writer is behind: wait for it (the lock is not held meanwhile). */
     spin_unlock(&ts->lock);
-    sched_yield();
+    hh__backoff(&turns);
   }
   reset_buffer(ts);
   spin_unlock(&ts->lock);

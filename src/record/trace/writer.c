@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "base/backoff.h"
 #include "base/cancel.h"
 #include "base/log.h"
 #include "base/own_fd.h"
@@ -382,11 +383,11 @@ typedef struct ctx {
 static ctx pool[POOL];
 
 static ctx *ctx_get(void) {
-  for (unsigned spin = 0;; spin++) {
+  for (unsigned turns = 0;;) {
     for (int i = 0; i < POOL; i++) {
       if (!atomic_flag_test_and_set_explicit(&pool[i].busy, memory_order_acquire)) return &pool[i];
     }
-    sched_yield();
+    hh__backoff(&turns);
   }
 }
 
@@ -558,7 +559,8 @@ void hh__tr_writer_prepare(void) {
   pthread_mutex_lock(&meta);
   pthread_mutex_lock(&header_lock);
   for (int i = 0; i < POOL; i++) {
-    while (atomic_flag_test_and_set_explicit(&pool[i].busy, memory_order_acquire)) sched_yield();
+    for (unsigned turns = 0; atomic_flag_test_and_set_explicit(&pool[i].busy, memory_order_acquire);)
+      hh__backoff(&turns);
   }
 }
 
