@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -72,7 +73,20 @@ static void first_registration(void) {
   pthread_atfork(NULL, NULL, at_fork_child);
 }
 
+int hh__own_fd_base(int base) {
+  enum { TOP = 1024 };
+  struct rlimit rl;
+  int saved = errno;
+  bool got = getrlimit(RLIMIT_NOFILE, &rl) == 0;
+  errno = saved;
+  if (!got || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= TOP) return base;
+  long lim = (long)rl.rlim_cur;
+  long b = lim - (long)(TOP - base) * lim / TOP;
+  return b < 3 ? 3 : (int)b;
+}
+
 int hh__own_fd_raise(int fd, int base, bool cloexec) {
+  base = hh__own_fd_base(base);
   if (fd < 0 || fd >= base) return fd;
   int saved = errno;
   int high = fcntl(fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, base);
@@ -180,7 +194,7 @@ bool hh__own_fd_make_room(int fd) {
     if (atomic_load(&slot[i].fd) != fd || o == NULL || !same_file(i, fd)) continue;
     int saved = errno;
     atomic_fetch_add(&moving, 1);
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, o->base);
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, hh__own_fd_base(o->base));
     int expect = fd;
     bool won = moved >= 0 && atomic_compare_exchange_strong(&slot[i].fd, &expect, moved);
     if (won) atomic_store(&o->fd, moved);

@@ -39,6 +39,13 @@
 
 #define HH_OWN_FD_MAX 16 /* registered at once; heaphook uses 6 */
 
+/* The number to move a descriptor of the kind base (HH_OWN_FD_*) to or
+ * above: base itself, or, where the soft RLIMIT_NOFILE leaves no room up
+ * there (ulimit -n 256: F_DUPFD to 900 fails with EINVAL and ours would
+ * stay at the low numbers the program's next files expect), a number as
+ * far below the limit as base is below 1024, in the same order. */
+int hh__own_fd_base(int base);
+
 /* A descriptor of heaphook's that its code uses: its number (-1: none),
  * which a move (hh__own_fd_make_room) changes, and the uses under way,
  * which a move waits for. */

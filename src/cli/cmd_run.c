@@ -158,6 +158,16 @@ int hh_cmd_run(int argc, char **argv) {
                  "cannot find the tracer library libheaphook.so next to this program; set HEAPHOOK_LIBRARY");
     return HH_EXIT_FAIL;
   }
+  /* The loader splits LD_PRELOAD at spaces and colons, and would run the
+   * program untraced after a warning of its own. */
+  if (strpbrk(lib, " \t\n:")) {
+    hh_cli_error(
+        "run",
+        "the tracer library %s has a space or a colon in its path, where LD_PRELOAD is split; "
+        "install heaphook under a path without one, or set HEAPHOOK_LIBRARY to a copy of the library",
+        lib);
+    return HH_EXIT_FAIL;
+  }
   /* An absolute pattern: the program may change directory before it starts tracing. */
   char pattern[PATH_MAX * 2];
   const char *want = output ? output : "heaplog.%p.hhtrace";

@@ -122,7 +122,7 @@ static void keep_stderr(void) {
   const char *log = hh__env_get("HEAPHOOK_LOG");
   if (log != NULL && *log != '\0') return;
   int saved = errno;
-  int copy = fcntl(2, F_DUPFD_CLOEXEC, HH_OWN_FD_STDERR);
+  int copy = fcntl(2, F_DUPFD_CLOEXEC, hh__own_fd_base(HH_OWN_FD_STDERR));
   if (copy < 0) copy = fcntl(2, F_DUPFD_CLOEXEC, 3);
   if (copy >= 0 && !hh__own_fd_add(copy, &stderr_copy)) close(copy); /* the register is full: fd 2 then */
   errno = saved;

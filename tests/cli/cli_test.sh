@@ -184,6 +184,14 @@ WANT
     "$hh" run -o >out 2>err
     expect_rc 2 $? "run -o without a value"
     expect_in err "needs a value"
+    # The loader splits LD_PRELOAD at spaces and colons: the program ran
+    # untraced, and heaphook said it had made no allocation.
+    mkdir "lib dir"
+    cp "$(dirname "$hh")/../libheaphook.so" "lib dir/"
+    HEAPHOOK_LIBRARY="$PWD/lib dir/libheaphook.so" "$hh" run -- true >out 2>err
+    expect_rc 1 $? "run with the library under a path with a space"
+    expect_line err "heaphook run: the tracer library $PWD/lib dir/libheaphook.so has a space or a colon in its path, where LD_PRELOAD is split; install heaphook under a path without one, or set HEAPHOOK_LIBRARY to a copy of the library"
+    [ -z "$(ls heaplog.* 2>/dev/null)" ] || fail "a trace was written: $(ls heaplog.*)"
     "$hh" dump >out 2>err
     expect_rc 2 $? "dump without a trace"
     expect_line err "heaphook dump: no trace given"

@@ -49,7 +49,13 @@ const args = [
   "--disable-extensions", "--disable-default-apps", "--mute-audio", "--hide-scrollbars",
   "--user-data-dir=" + profile, "--window-size=1280,1000", "--remote-debugging-pipe", "about:blank",
 ];
-const browser = spawn(chromium, args, { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] });
+/* Chromium puts its SingletonSocket in a directory under TMPDIR: a Unix
+ * socket's path holds at most 107 bytes, so a long TMPDIR (> ~60 bytes)
+ * makes it abort at start ("Socket path too long"). /tmp is short. */
+const browser = spawn(chromium, args, {
+  stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+  env: { ...process.env, TMPDIR: "/tmp" },
+});
 let stderr = "";
 browser.stderr.on("data", (d) => { stderr += d; if (stderr.length > 20000) stderr = stderr.slice(-20000); });
 const toBrowser = browser.stdio[3], fromBrowser = browser.stdio[4];

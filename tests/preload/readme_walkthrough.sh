@@ -26,7 +26,7 @@ cp "$repo/examples/simple_allocator/simple_allocator.c" myalloc.c
 cat >CMakeLists.txt <<CMAKE
 cmake_minimum_required(VERSION 3.18)
 project(myalloc C CXX)
-add_subdirectory($repo heaphook)
+add_subdirectory("$repo" heaphook)
 heaphook_add_allocator(myalloc SOURCES myalloc.c)
 CMAKE
 

@@ -124,6 +124,11 @@ static int max_fd(void) {
   return m > 0 && m < 65536 ? (int)m : 65536;
 }
 
+/* Where heaphook's descriptors are (src/base/own_fd.h): 900 and up, or
+ * just under a lower soft limit of descriptors. */
+static int own_lo(void) { return max_fd() >= 1024 ? 900 : 3; }
+static int own_hi(void) { return max_fd() < 1100 ? max_fd() : 1100; }
+
 static void close_all(void) {
   for (int fd = max_fd() - 1; fd > 2; fd--) close(fd);
 }
@@ -197,8 +202,9 @@ int main(int argc, char **argv) {
       }
     } else {
       int mine = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+      int lo = own_lo(), hi = own_hi();
       for (int i = 0; i < 3000; i++) {
-        for (int fd = 900; fd < 1100; fd++) {
+        for (int fd = lo; fd < hi; fd++) {
           if (!is_trace(fd)) continue;
           dup2(mine, fd);
           usleep(20); /* the program's file under the number a while */
@@ -214,7 +220,7 @@ int main(int argc, char **argv) {
     atomic_store(&stop_racer, true);
     pthread_join(r, NULL);
   } else if (strcmp(how, "unlink") == 0) {
-    for (int fd = 900; fd < 1100; fd++) {
+    for (int fd = own_lo(); fd < own_hi(); fd++) {
       char link[64], target[PATH_MAX];
       snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
       ssize_t n = is_trace(fd) ? readlink(link, target, sizeof target - 1) : -1;

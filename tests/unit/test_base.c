@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -79,7 +80,7 @@ static void own_fd_raised_registered_closed(void **state) {
   assert_int_equal(hh__own_fd_use(&o), -1);
   hh__own_fd_done(&o);
   int fd = open_high(HH_OWN_FD_TRACE);
-  assert_true(fd >= HH_OWN_FD_TRACE);
+  assert_true(fd >= hh__own_fd_base(HH_OWN_FD_TRACE));
   assert_int_equal(fcntl(fd, F_GETFD), FD_CLOEXEC);
   assert_false(hh__own_fd_holds(fd));
   assert_true(hh__own_fd_add(fd, &o));
@@ -101,7 +102,8 @@ static void own_fd_raised_registered_closed(void **state) {
   assert_false(hh__own_fd_holds(pipe_end));
   close(pipe_end);
   /* Already high enough: left where it is. */
-  int high = fcntl(open_null(), F_DUPFD_CLOEXEC, HH_OWN_FD_STDERR + 5);
+  int high = fcntl(open_null(), F_DUPFD_CLOEXEC, hh__own_fd_base(HH_OWN_FD_STDERR));
+  assert_true(high >= 0);
   assert_int_equal(hh__own_fd_raise(high, HH_OWN_FD_TRACE, true), high);
   close(high);
 }
@@ -161,6 +163,29 @@ static void own_fd_in_range_ascending(void **state) {
 
 /* The program dup2s onto one of ours: ours moves first (its owner told),
  * and a descriptor without an owner (libunwind's) cannot. */
+/* Under a soft limit below 1024 the bases move under it, in their order
+ * (ulimit -n 256: the move to 900 failed, and heaphook's descriptors stayed
+ * at the numbers the program's next files expect). */
+static void own_fd_bases_fit_under_a_low_limit(void **state) {
+  (void)state;
+  struct rlimit was;
+  assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+  if (was.rlim_cur >= 1024) assert_int_equal(hh__own_fd_base(HH_OWN_FD_TRACE), HH_OWN_FD_TRACE);
+  const int kinds[] = {HH_OWN_FD_TRACE, HH_OWN_FD_STATM, HH_OWN_FD_PIPE, HH_OWN_FD_STDERR};
+  struct rlimit low = {256, was.rlim_max};
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+  int last = 2;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    int b = hh__own_fd_base(kinds[i]);
+    assert_true(b > last && b < 256);
+    last = b;
+  }
+  int fd = hh__own_fd_raise(open_null(), HH_OWN_FD_TRACE, true);
+  assert_int_equal(fd, hh__own_fd_base(HH_OWN_FD_TRACE));
+  close(fd);
+  assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+}
+
 static void own_fd_makes_room_for_the_program(void **state) {
   (void)state;
   hh_own_fd o = HH_OWN_FD_INIT(HH_OWN_FD_TRACE);
@@ -168,7 +193,7 @@ static void own_fd_makes_room_for_the_program(void **state) {
   assert_true(hh__own_fd_add(first, &o));
   assert_true(hh__own_fd_make_room(first));
   int moved = atomic_load(&o.fd);
-  assert_true(moved >= HH_OWN_FD_TRACE && moved != first);
+  assert_true(moved >= hh__own_fd_base(HH_OWN_FD_TRACE) && moved != first);
   assert_true(hh__own_fd_holds(moved));
   assert_false(hh__own_fd_holds(first)); /* still open, no longer registered */
   assert_int_equal(hh__own_fd_use(&o), moved);
@@ -193,6 +218,7 @@ int main(void) {
       cmocka_unit_test(own_fd_raised_registered_closed),
       cmocka_unit_test(own_fd_another_file_under_the_number_is_not_ours),
       cmocka_unit_test(own_fd_in_range_ascending),
+      cmocka_unit_test(own_fd_bases_fit_under_a_low_limit),
       cmocka_unit_test(own_fd_makes_room_for_the_program),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
