@@ -20,13 +20,13 @@ static void write_all(int fd, const char *buf, size_t len) {
 
 static void vprint(int fd, const char *prefix, const char *fmt, va_list ap, const char *suffix) {
   int saved = errno;
-  char buf[640];
+  char buf[HH_LOG_MAX + 128];
   size_t len = 0;
   size_t plen = strlen(prefix);
   memcpy(buf, prefix, plen);
   len = plen;
-  int n = vsnprintf(buf + len, 512, fmt, ap);
-  if (n > 0) len += (size_t)n < 511 ? (size_t)n : 511;
+  int n = vsnprintf(buf + len, HH_LOG_MAX, fmt, ap);
+  if (n > 0) len += (size_t)n < HH_LOG_MAX - 1 ? (size_t)n : HH_LOG_MAX - 1;
   size_t slen = strlen(suffix);
   memcpy(buf + len, suffix, slen);
   len += slen;

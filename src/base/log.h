@@ -5,7 +5,13 @@
 
 #include <stdarg.h>
 
-/* Writes "heaphook: <message>\n" to stderr. The message is cut at 512 bytes.
+/* Messages are cut at this many bytes: room for a variable's pattern and
+ * the path made from it, each ~450 bytes long, and the reason after them
+ * (cut at 512, a long TMPDIR lost the reason). On the stack of whichever
+ * thread logs. */
+#define HH_LOG_MAX 1024u
+
+/* Writes "heaphook: <message>\n" to stderr. The message is cut at HH_LOG_MAX bytes.
  * snprintf with the plain conversions (%s %d %zu %llu %x %p) does not
  * allocate in glibc; do not use %f or positional arguments here. */
 void hh__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

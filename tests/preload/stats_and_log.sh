@@ -122,6 +122,18 @@ else
   fail "HEAPHOOK_LOG unopenable: expected first stderr line '$want', got '$(head -1 "$work/err")'"
 fi
 
+# The same under a long directory name (200 bytes): the whole line, reason
+# included (messages were cut at 512 bytes).
+long=$work/$(printf 'd%.0s' $(seq 200))
+run "$tlsf" HEAPHOOK_STATS=1 HEAPHOOK_LOG="$long/hh.%p.log" -- blocks4k 65536
+pid=$(sed -n 's/^pid \([0-9]*\)$/\1/p' "$work/out")
+want="heaphook: HEAPHOOK_LOG=$long/hh.%p.log: cannot open $long/hh.$pid.log (No such file or directory); reporting to stderr"
+if [ "$(head -1 "$work/err")" = "$want" ]; then
+  ok "HEAPHOOK_LOG unopenable under a long path: the whole warning"
+else
+  fail "HEAPHOOK_LOG unopenable under a long path: expected first stderr line '$want', got '$(head -1 "$work/err")'"
+fi
+
 # ---- HEAPHOOK_RECORD=usage,counts: exact numbers ----------------------------
 # The probe's "usage N" makes N x malloc(1000), keeps them, frees N/2, and
 # does nothing else that allocates; "usage 0" is the baseline. The usage
