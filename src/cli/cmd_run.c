@@ -160,7 +160,7 @@ int hh_cmd_run(int argc, char **argv) {
   }
   /* The loader splits LD_PRELOAD at spaces and colons, and would run the
    * program untraced after a warning of its own. */
-  if (strpbrk(lib, " \t\n:")) {
+  if (strpbrk(lib, " :")) { /* (glibc splits at these two only) */
     hh_cli_error(
         "run",
         "the tracer library %s has a space or a colon in its path, where LD_PRELOAD is split; "
