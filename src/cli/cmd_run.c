@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +17,8 @@
 
 #include "base/size.h"
 #include "cli.h"
+#include "run_library.h"
+#include "run_reach.h"
 #include "run_traces.h"
 #include "summary.h"
 
@@ -41,23 +42,6 @@ static const char usage[] =
     "\n"
     "environment: HEAPHOOK_LIBRARY overrides the tracer library (default: libheaphook.so\n"
     "next to this program's directory, ../libheaphook.so).\n";
-
-/* The tracer library: $HEAPHOOK_LIBRARY, else ../libheaphook.so relative
- * to this executable's real path. */
-static int find_library(char *out, size_t size) {
-  const char *env = getenv("HEAPHOOK_LIBRARY");
-  if (env && *env) {
-    snprintf(out, size, "%s", env);
-  } else {
-    char self[PATH_MAX];
-    if (!realpath("/proc/self/exe", self)) return -1;
-    snprintf(out, size, "%s/../libheaphook.so", dirname(self));
-  }
-  char real[PATH_MAX];
-  if (!realpath(out, real) || access(real, R_OK) != 0) return -1;
-  snprintf(out, size, "%s", real);
-  return 0;
-}
 
 /* A path as the user would type it: relative to the working directory when
  * it is below it. */
@@ -152,20 +136,16 @@ int hh_cmd_run(int argc, char **argv) {
   if (optind >= argc) return hh_cli_usage_error("run", usage, "no program given");
   char **prog = argv + optind;
 
-  char lib[PATH_MAX];
-  if (find_library(lib, sizeof lib) != 0) {
+  char real[PATH_MAX], lib[PATH_MAX], why[PATH_MAX + 128];
+  if (hh_run_find_library(real, sizeof real) != 0) {
     hh_cli_error("run",
                  "cannot find the tracer library libheaphook.so next to this program; set HEAPHOOK_LIBRARY");
     return HH_EXIT_FAIL;
   }
-  /* The loader splits LD_PRELOAD at spaces and colons, and would run the
-   * program untraced after a warning of its own. */
-  if (strpbrk(lib, " :")) { /* (glibc splits at these two only) */
+  if (hh_run_preload_path(real, lib, sizeof lib, why, sizeof why) != 0) {
     hh_cli_error(
-        "run",
-        "the tracer library %s has a space or a colon in its path, where LD_PRELOAD is split; "
-        "install heaphook under a path without one, or set HEAPHOOK_LIBRARY to a copy of the library",
-        lib);
+        "run", "the tracer library %s has a space or a colon in its path, where LD_PRELOAD is split, and %s",
+        real, why);
     return HH_EXIT_FAIL;
   }
   /* An absolute pattern: the program may change directory before it starts tracing. */
@@ -185,6 +165,12 @@ int hh_cmd_run(int argc, char **argv) {
       return HH_EXIT_USAGE;
     }
   }
+
+  /* Said before it runs (it may run for hours); exec errors are exec's to say. */
+  char unreached[PATH_MAX + 64];
+  bool untraced = hh_run_unreachable(prog[0], unreached, sizeof unreached);
+  if (untraced)
+    hh_cli_error("run", "%s: the loader does not preload the tracer into it, so it runs untraced", unreached);
 
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -253,12 +239,12 @@ int hh_cmd_run(int argc, char **argv) {
     /* exec failed (127/126: said above), the tracer could not write (it
      * said why), or the program never allocated before it ended (a shell
      * that only starts other programs and leaves by _exit) */
-    if (code != 127 && code != 126) {
+    if (code != 127 && code != 126 && !untraced) {
       hh_cli_error("run",
                    "no trace was written for %s (it made no allocation, or the tracer could not write)",
                    prog[0]);
-      print_descendants(pattern, pid, start_ns, true);
     }
+    if (code != 127 && code != 126) print_descendants(pattern, pid, start_ns, true);
     free(paths);
     return code;
   }

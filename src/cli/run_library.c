@@ -1,0 +1,93 @@
+/* Which tracer library `heaphook run` preloads, and under what path
+ * (run_library.h). */
+#define _GNU_SOURCE
+#include "run_library.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL /* header only, as in src/trace/format.h */
+#include <xxhash.h>
+
+int hh_run_find_library(char *out, size_t size) {
+  const char *env = getenv("HEAPHOOK_LIBRARY");
+  if (env && *env) {
+    snprintf(out, size, "%s", env);
+  } else {
+    char self[PATH_MAX];
+    if (!realpath("/proc/self/exe", self)) return -1;
+    snprintf(out, size, "%s/../libheaphook.so", dirname(self));
+  }
+  char real[PATH_MAX];
+  if (!realpath(out, real) || access(real, R_OK) != 0) return -1;
+  snprintf(out, size, "%s", real);
+  return 0;
+}
+
+/* The characters glibc's loader splits LD_PRELOAD at (and only these). */
+static bool splits(const char *path) { return strpbrk(path, " :") != NULL; }
+
+/* dir exists as a directory of ours that nobody else may write in (else a
+ * link there could be swapped for another library), or is made so. */
+static int private_dir(const char *dir, char *why, size_t why_size) {
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    snprintf(why, why_size, "cannot make %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  struct stat st;
+  if (lstat(dir, &st) != 0) {
+    snprintf(why, why_size, "cannot use %s: %s", dir, strerror(errno));
+    return -1;
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+    snprintf(why, why_size, "%s is not a directory of yours that only you may write in", dir);
+    return -1;
+  }
+  return 0;
+}
+
+int hh_run_preload_path(const char *lib, char *out, size_t size, char *why, size_t why_size) {
+  if (!splits(lib)) {
+    snprintf(out, size, "%s", lib);
+    return 0;
+  }
+  char dir[PATH_MAX];
+  const char *run = getenv("XDG_RUNTIME_DIR");
+  if (run && run[0] == '/' && !splits(run) && strlen(run) < PATH_MAX - 16)
+    snprintf(dir, sizeof dir, "%s/heaphook", run);
+  else
+    snprintf(dir, sizeof dir, "/tmp/heaphook-%u", (unsigned)geteuid());
+  if (private_dir(dir, why, why_size) != 0) return -1;
+
+  /* One name per library path: the next runs find the link made. */
+  char link[PATH_MAX + 64];
+  snprintf(link, sizeof link, "%s/libheaphook-%016" PRIx64 ".so", dir,
+           (uint64_t)XXH3_64bits(lib, strlen(lib)));
+  char target[PATH_MAX];
+  ssize_t n = readlink(link, target, sizeof target - 1);
+  if (n < 0 || (size_t)n != strlen(lib) || memcmp(target, lib, (size_t)n) != 0) {
+    /* Made aside and renamed over: runs that start at once all see a whole link. */
+    char tmp[sizeof link + 32];
+    snprintf(tmp, sizeof tmp, "%s.%d", link, (int)getpid());
+    unlink(tmp);
+    if (symlink(lib, tmp) != 0 || rename(tmp, link) != 0) {
+      snprintf(why, why_size, "cannot make a link to it in %s: %s", dir, strerror(errno));
+      unlink(tmp);
+      return -1;
+    }
+  }
+  if (strlen(link) >= size) {
+    snprintf(why, why_size, "the link %s is too long", link);
+    return -1;
+  }
+  snprintf(out, size, "%s", link);
+  return 0;
+}

@@ -1,0 +1,20 @@
+/* The tracer library `heaphook run` preloads (run_library.c): which file,
+ * and a path to it that LD_PRELOAD can carry. */
+#ifndef HH_CLI_RUN_LIBRARY_H
+#define HH_CLI_RUN_LIBRARY_H
+
+#include <stddef.h>
+
+/* The library's real path: $HEAPHOOK_LIBRARY, else ../libheaphook.so next
+ * to this executable. 0, or -1 when it is missing or unreadable. */
+int hh_run_find_library(char *out, size_t size);
+
+/* A path to lib that LD_PRELOAD does not split. The loader splits it at
+ * spaces and colons, with no way to quote them; a library under such a
+ * path gets a symbolic link in a private directory of the user's
+ * ($XDG_RUNTIME_DIR/heaphook, else /tmp/heaphook-<uid>), named after a
+ * hash of lib's path, kept for the next runs (the program's children
+ * preload it too, as long as they run). 0, or -1 with the reason in why. */
+int hh_run_preload_path(const char *lib, char *out, size_t size, char *why, size_t why_size);
+
+#endif
