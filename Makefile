@@ -20,7 +20,12 @@ configure: $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The tests preload the libraries from the build directory, and the loader
+# splits LD_PRELOAD at spaces and colons (heaphook run works around it; the
+# tests name the libraries directly): such a build directory is refused.
 check:
+	@d='$(BUILD)'; case $$d in /*) ;; *) d="$$(pwd)/$$d";; esac; case $$d in *[\ :]*) \
+	  echo "make check: the build directory $$d has a space or a colon in its path, where LD_PRELOAD is split; build elsewhere, e.g. make check BUILD=/tmp/heaphook-build" >&2; exit 2;; esac
 	@scripts/deps.sh check
 	@$(MAKE) --no-print-directory build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600

@@ -7,7 +7,7 @@
 set -u
 case_name=$1 hh=$2 prog=$3 work=$4/$1
 here=$(cd "$(dirname "$0")" && pwd)
-check="python3 $here/check_outputs.py"
+check() { python3 "$here/check_outputs.py" "$@"; }
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 
 fails=0
@@ -51,9 +51,9 @@ case $case_name in
     "$hh" flame --svg --cost peak -o peak.svg t.hhtrace
     expect_rc 0 $? "flame --svg"
     need python3 python3
-    $check flame-svg peak.svg || fail "flame SVG"
+    check flame-svg peak.svg || fail "flame SVG"
     "$hh" flame --svg --cost allocations -o allocs.svg t.hhtrace
-    $check svg allocs.svg leaky peak_holder temporaries || fail "flame SVG (allocations)"
+    check svg allocs.svg leaky peak_holder temporaries || fail "flame SVG (allocations)"
     ;;
   plot)
     "$hh" plot t.hhtrace -o heap.png
@@ -76,7 +76,7 @@ case $case_name in
     "$hh" plot -o heap.svg t.hhtrace
     expect_rc 0 $? "plot svg"
     need python3 python3
-    $check svg heap.svg || fail "plot SVG"
+    check svg heap.svg || fail "plot SVG"
     grep -q '<svg' heap.svg || fail "heap.svg has no <svg>"
     "$hh" plot -o heap.jpg t.hhtrace 2>err
     expect_rc 2 $? "plot -o heap.jpg"
@@ -114,7 +114,7 @@ case $case_name in
     expect_rc 0 $? "protoc --decode_raw"
     expect_in raw.txt '"alloc_space"'
     expect_in raw.txt '"leaky"'
-    $check pprof raw.txt || fail "pprof samples"
+    check pprof raw.txt || fail "pprof samples"
     "$hh" export --format pprof -o - t.hhtrace 2>err
     expect_rc 2 $? "export pprof to standard output"
     ;;
@@ -122,7 +122,7 @@ case $case_name in
     "$hh" export --format speedscope -o heap.speedscope.json t.hhtrace
     expect_rc 0 $? "export speedscope"
     need python3 python3
-    $check speedscope heap.speedscope.json || fail "speedscope JSON"
+    check speedscope heap.speedscope.json || fail "speedscope JSON"
     "$hh" export -f speedscope -o - t.hhtrace >stdout.json
     cmp -s stdout.json heap.speedscope.json || fail "speedscope to standard output differs"
     ;;
