@@ -34,7 +34,9 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  -o, --output PATH   trace file (default heaplog.%p.hhtrace; %p is the pid). Each\n"
-    "                      child process writes its own trace (%p keeps them apart).\n"
+    "                      child process writes its own trace: without %p, PATH is\n"
+    "                      the first program's (replaced if it exists), and the\n"
+    "                      others' have .<pid> before its extension\n"
     "  --sample BYTES      record a sample of about one allocation per BYTES allocated\n"
     "                      (e.g. 512K), with unbiased estimates, for the least overhead\n"
     "  --no-stacks         record events without call stacks\n"
@@ -148,6 +150,7 @@ int hh_cmd_run(int argc, char **argv) {
         real, why);
     return HH_EXIT_FAIL;
   }
+  if (output && !*output) return hh_cli_usage_error("run", usage, "-o wants a file name, not an empty one");
   /* An absolute pattern: the program may change directory before it starts tracing. */
   char pattern[PATH_MAX * 2];
   const char *want = output ? output : "heaplog.%p.hhtrace";
@@ -163,6 +166,25 @@ int hh_cmd_run(int argc, char **argv) {
         sizeof pattern) {
       hh_cli_error("run", "trace path too long: %s", want);
       return HH_EXIT_USAGE;
+    }
+  }
+
+  /* A fixed path is replaced, as -o does elsewhere: the tracer never
+   * writes over a file (O_EXCL), and would name this run's trace after the
+   * numbered pattern instead, away from where the user looks. */
+  if (!strstr(want, "%p")) {
+    char fixed[sizeof pattern];
+    hh_run_expand(pattern, "", fixed, sizeof fixed);
+    struct stat st;
+    if (lstat(fixed, &st) == 0) {
+      if (!S_ISREG(st.st_mode)) {
+        hh_cli_error("run", "-o %s: it exists and is not a regular file", want);
+        return HH_EXIT_USAGE;
+      }
+      if (unlink(fixed) != 0) {
+        hh_cli_error("run", "-o %s: cannot replace it: %s", want, strerror(errno));
+        return HH_EXIT_FAIL;
+      }
     }
   }
 

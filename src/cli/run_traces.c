@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/naming.h"
 #include "trace/reader.h"
 #include "trace/xalloc.h"
 
@@ -32,6 +33,11 @@ void hh_run_expand(const char *pattern, const char *pid, char *out, size_t size)
 }
 
 int hh_run_exec_chain(const char *pattern, pid_t pid, uint64_t since_ns, char (*out)[PATH_MAX], int max) {
+  /* A fixed path is the first program's trace; the ones it execs follow
+   * the numbered pattern, from "<pid>.1" (trace/naming.h). */
+  char numbered[PATH_MAX + 8];
+  bool fixed = !strstr(pattern, "%p");
+  if (fixed && hh_trace_numbered(pattern, numbered, sizeof numbered) != 0) fixed = false;
   int found = 0;
   for (int seq = 0; seq < 100 && found < max; seq++) {
     char pidtext[32], path[PATH_MAX];
@@ -39,10 +45,9 @@ int hh_run_exec_chain(const char *pattern, pid_t pid, uint64_t since_ns, char (*
       snprintf(pidtext, sizeof pidtext, "%d.%d", (int)pid, seq);
     else
       snprintf(pidtext, sizeof pidtext, "%d", (int)pid);
-    hh_run_expand(pattern, pidtext, path, sizeof path);
+    hh_run_expand(fixed && seq ? numbered : pattern, pidtext, path, sizeof path);
     hh_reader *r = hh_reader_open(path, NULL, 0);
     if (!r) {
-      if (seq && !strstr(pattern, "%p")) break;
       if (access(path, F_OK) != 0) break;
       continue;
     }
@@ -50,7 +55,6 @@ int hh_run_exec_chain(const char *pattern, pid_t pid, uint64_t since_ns, char (*
     bool ours = h->pid == (uint32_t)pid && h->start_wall_ns + SLACK_NS >= since_ns;
     hh_reader_close(r);
     if (ours) snprintf(out[found++], PATH_MAX, "%s", path);
-    if (!strstr(pattern, "%p")) break;
   }
   return found;
 }
@@ -106,6 +110,11 @@ static bool matches(const char *name, const char *prefix, const char *suffix) {
 int hh_run_descendants(const char *pattern, pid_t pid, uint64_t since_ns, char (*out)[PATH_MAX], int max) {
   /* the names the tracer gives: the expansion around the first %p (a
    * pattern with another %p after it is not searched) */
+  char numbered[PATH_MAX + 8];
+  if (!strstr(pattern, "%p")) { /* a fixed path: the others follow its numbered pattern */
+    if (hh_trace_numbered(pattern, numbered, sizeof numbered) != 0) return 0;
+    pattern = numbered;
+  }
   const char *at = strstr(pattern, "%p");
   if (at == NULL || strstr(at + 2, "%p") != NULL) return 0;
   char head[PATH_MAX], tail[PATH_MAX], before[PATH_MAX];

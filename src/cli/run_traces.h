@@ -2,7 +2,9 @@
  * process ran in turn (exec), and the traces of the processes it started.
  * The tracer names a trace by HEAPHOOK_OUTPUT with "%p" replaced by the
  * pid, "<pid>.1", "<pid>.2", ... for the programs a process execs in turn
- * (docs/trace-format.md, "Writing a trace"). */
+ * (docs/trace-format.md, "Writing a trace"); with a fixed path (no "%p"),
+ * the first program's trace is that path and the others follow its
+ * numbered pattern (trace/naming.h). */
 #ifndef HH_CLI_RUN_TRACES_H
 #define HH_CLI_RUN_TRACES_H
 
@@ -23,8 +25,8 @@ int hh_run_exec_chain(const char *pattern, pid_t pid, uint64_t since_ns, char (*
 void hh_run_program(const char *path, char *out, size_t size);
 
 /* Traces of pid's descendants (children, their children, ...) matching
- * pattern and started after since_ns: how many (0 when pattern has no
- * "%p"), and the first up to max of them in out, by pid. */
+ * pattern (or a fixed path's numbered pattern) and started after since_ns:
+ * how many, and the first up to max of them in out, by pid. */
 int hh_run_descendants(const char *pattern, pid_t pid, uint64_t since_ns, char (*out)[PATH_MAX], int max);
 
 #endif

@@ -64,6 +64,27 @@ case $case_name in
     expect_in err " blocks still allocated at the exec"
     expect_line err "heaphook: note: env then exec'd $prog, which was not traced (a static or set-user-ID program, or HEAPHOOK_TRACE_CHILDREN=0)"
     [ "$(ls t.* | wc -l)" = 1 ] || fail "traces with children off: $(ls t.*)"
+    # A fixed -o (README's form): the wrapper's trace is that file, the
+    # program's follows the numbered pattern. Before, the program could
+    # not create the file (it existed), ran untraced, and the note blamed
+    # a static program.
+    printf 'an earlier run' >app.hhtrace
+    "$hh" run -o app.hhtrace -- env "$prog" >out 2>err
+    expect_rc 0 $? "run -o app.hhtrace through env"
+    pid=$(sed -n 's/^heaphook: process \([0-9]*\) ran .*/\1/p' err)
+    expect_line err "heaphook: process $pid ran 2 programs in turn (exec): env -> $name; the summary is $name's, the other traces app.hhtrace"
+    expect_line err "heaphook: 4 allocations, 2 frees, 1 reallocs; 14.7 KiB allocated in all"
+    expect_in err "heaphook: trace app.$pid.1.hhtrace ("
+    grep -q "note\|cannot" err && fail "a note or warning: $(cat err)"
+    "$hh" dump app.hhtrace >/dev/null 2>&1 || fail "app.hhtrace (the earlier run's file, replaced) is not a trace"
+    # -o that cannot be a trace file
+    mkdir adir
+    "$hh" run -o adir -- "$prog" >out 2>err
+    expect_rc 2 $? "run -o a directory"
+    expect_line err "heaphook run: -o adir: it exists and is not a regular file"
+    "$hh" run -o '' -- "$prog" >out 2>err
+    expect_rc 2 $? "run -o ''"
+    expect_line err "heaphook run: -o wants a file name, not an empty one"
     ;;
   run_children)
     # A program that starts others (a shell here; make, a test runner):

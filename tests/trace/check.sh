@@ -252,6 +252,34 @@ case $what in
     expect 0 e.txt "size=111 "
     grep -q "^command .* exec exe=" e.txt || fail "exec'd COMMAND: $(grep ^command e.txt)"
     status_ok e.txt
+    # A fixed path (no %p): the first process's trace; the others follow
+    # the numbered pattern, quietly. Before, every other process said
+    # "cannot create the trace file (File exists)" and went untraced.
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/g.hhtrace" "$HH_FORK" >out 2>err ||
+      fail "fixed path: exit status $?: $(cat err)"
+    read -r _ child _ parent < <(grep '^child' out)
+    read -r _ quick < <(grep '^quick' out)
+    [ -s err ] && fail "fixed path: stderr: $(cat err)"
+    ls g.*hhtrace | grep -vxE "g.hhtrace|g.$child.hhtrace|g.$quick.hhtrace|g.$parent.1.hhtrace|g.[0-9]+.hhtrace" &&
+      fail "fixed path: traces $(ls g.*)"
+    [ "$(ls g.*hhtrace | wc -l)" = 5 ] || fail "fixed path: traces $(ls g.*)"
+    dump g.hhtrace gp.txt
+    expect 50 gp.txt "alloc malloc T=1 size=111 " "stack=many@hh_trace_fork;parent_alloc@hh_trace_fork"
+    dump "g.$child.hhtrace" gc.txt
+    expect 30 gc.txt "alloc malloc T=1 size=222 " "stack=many@hh_trace_fork;child_alloc@hh_trace_fork"
+    dump "g.$parent.1.hhtrace" ge.txt
+    expect 40 ge.txt "alloc malloc T=1 size=333 " "stack=many@hh_trace_fork;exec_alloc@hh_trace_fork"
+    grep -q "^header pid=$parent " ge.txt || fail "fixed path: exec'd header: $(head -1 ge.txt)"
+    # an earlier run's file there: said once, by the first process only
+    rm -f g.*hhtrace && : >g.hhtrace
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/g.hhtrace" "$HH_FORK" >out 2>err ||
+      fail "fixed path taken: exit status $?: $(cat err)"
+    read -r _ child _ parent < <(grep '^child' out)
+    [ "$(cat err)" = "heaphook: trace $dir/g.hhtrace: the file exists and is not this run's; this process's trace is $dir/g.$parent.hhtrace" ] ||
+      fail "fixed path taken: stderr: $(cat err)"
+    [ "$(ls g.*hhtrace | wc -l)" = 6 ] || fail "fixed path taken: traces $(ls g.*)"
+    dump "g.$parent.1.hhtrace" ge.txt
+    expect 40 ge.txt "alloc malloc T=1 size=333 " "stack=many@hh_trace_fork;exec_alloc@hh_trace_fork"
     # HEAPHOOK_TRACE_CHILDREN=0: the first program only.
     rm -f f.*.hhtrace
     env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/f.%p.hhtrace" HEAPHOOK_TRACE_CHILDREN=0 \
@@ -552,15 +580,24 @@ PY
       mkdir ro && chmod 555 ro
       target="$dir/ro/t.%p.hhtrace"
     fi
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$target" "$HH_KNOWN" >o 2>e || fail "exit status $?"
+    cmp -s o plain.out || fail "output changed"
+    [ "$(wc -l <e)" = 1 ] || fail "stderr: $(cat e)"
+    grep -q '^heaphook: trace .*: cannot create the trace file (.*); the program runs on without tracing$' e ||
+      fail "warning: $(cat e)"
+    # A fixed path that exists (an earlier run's file) is never written
+    # (O_EXCL), and nothing is lost: the trace follows the numbered
+    # pattern, said in one line (before, the program ran untraced).
     : >exists.hhtrace
-    for out in "$target" "$dir/exists.hhtrace"; do
-      env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$out" "$HH_KNOWN" >o 2>e || fail "exit status $? with $out"
-      cmp -s o plain.out || fail "output changed with $out"
-      [ "$(wc -l <e)" = 1 ] || fail "stderr with $out: $(cat e)"
-      grep -q '^heaphook: trace .*: cannot create the trace file (.*); the program runs on without tracing$' e ||
-        fail "warning: $(cat e)"
-    done
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/exists.hhtrace" "$HH_KNOWN" >o 2>e &
+    pid=$!
+    wait $pid || fail "exit status $? with an existing file"
+    cmp -s o plain.out || fail "output changed with an existing file"
+    [ "$(cat e)" = "heaphook: trace $dir/exists.hhtrace: the file exists and is not this run's; this process's trace is $dir/exists.$pid.hhtrace" ] ||
+      fail "stderr with an existing file: $(cat e)"
     [ -s exists.hhtrace ] && fail "an existing file was written"
+    dump "exists.$pid.hhtrace" x.txt
+    status_ok x.txt
     # The program deletes its trace while it runs: said once, the program
     # unharmed.
     printf 'input line\n' >in.txt

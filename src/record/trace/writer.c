@@ -25,6 +25,7 @@
 #include "gate.h"
 #include "internal.h"
 #include "trace/model.h"
+#include "trace/naming.h"
 
 /* zstd's fastest positive level: -1 and below compress these records
  * worse for little gain in speed, 3 costs half again for 6% less. */
@@ -92,6 +93,85 @@ static void warn_once(const char *what, int err) {
  * the new one, or was lost when that one was not writable). */
 static char start_dir[2048];
 
+/* Creates path, O_EXCL: true, with the file registered; false with errno. */
+static bool try_create(void) {
+  int f = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (f < 0) return false;
+  /* Out of the way of the program's own descriptors, and kept open when
+   * the program closes them all (base/own_fd.h). */
+  f = hh__own_fd_raise(f, HH_OWN_FD_TRACE, true);
+  struct stat st;
+  if (fstat(f, &st) == 0) {
+    file_dev = st.st_dev;
+    file_ino = st.st_ino;
+  }
+  atomic_store(&file.unlinked, false);
+  if (hh__own_fd_add(f, &file)) return true;
+  close(f); /* the register is full (never so far): nothing to protect it */
+  unlink(path);
+  errno = EMFILE;
+  return false;
+}
+
+/* v in decimal at out (24 bytes); returns out. */
+static char *decimal(unsigned long v, char *out) {
+  char tmp[24], *d = tmp + sizeof tmp;
+  *--d = '\0';
+  do *--d = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  return memcpy(out, d, (size_t)(tmp + sizeof tmp - d));
+}
+
+/* The parent of process p (/proc/p/stat, read(2)); 0 when unknown. */
+static pid_t parent_of(pid_t p) {
+  char name[48] = "/proc/", buf[512];
+  decimal((unsigned long)p, name + 6);
+  memcpy(name + strlen(name), "/stat", 6);
+  int fd = open(name, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  /* "pid (comm) state ppid ...": comm may hold anything, ')' included */
+  const char *q = strrchr(buf, ')');
+  if (q == NULL || q[1] != ' ' || q[2] == '\0' || q[3] != ' ') return 0;
+  pid_t v = 0;
+  for (q += 4; *q >= '0' && *q <= '9'; q++) v = v * 10 + (*q - '0');
+  return v;
+}
+
+/* Whose the trace at path is, for a fixed path that exists: 0 this
+ * process's (the program before an exec; or this process's numbered trace
+ * is there), 1 this run's (an ancestor's, the run's first process; or an
+ * ancestor's trace follows the numbered pattern, which its process has
+ * said already), 2 anything else (a trace of an earlier run, another
+ * program's file, a link). */
+static int fixed_owner(const char *numbered) {
+  pid_t who = -1;
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) {
+    struct stat st;
+    unsigned char h[20];
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h &&
+        memcmp(h, "HHTRACE", 8) == 0)
+      who = (pid_t)((uint32_t)h[16] | (uint32_t)h[17] << 8 | (uint32_t)h[18] << 16 | (uint32_t)h[19] << 24);
+    close(fd);
+  }
+  char pid[24], other[sizeof path];
+  if (who == getpid() ||
+      (expand(numbered, decimal((unsigned long)getpid(), pid), other, sizeof other) == 0 && access(other, F_OK) == 0))
+    return 0;
+  pid_t p = start_ppid;
+  for (int i = 0; p > 1 && i < 64; i++) {
+    if (p == who) return 1;
+    if (expand(numbered, decimal((unsigned long)p, pid), other, sizeof other) == 0 && access(other, F_OK) == 0)
+      return 1;
+    p = i == 0 && p != getppid() ? getppid() : parent_of(p);
+  }
+  return 2;
+}
+
 /* Creates the file (with the header's lock held). */
 static bool create_file(void) {
   const char *output =
@@ -110,27 +190,32 @@ static bool create_file(void) {
     memcpy(pattern, output, olen < sizeof pattern ? olen + 1 : sizeof pattern);
     pattern[sizeof pattern - 1] = '\0';
   }
-  bool has_pid = strstr(output, "%p") != NULL; /* not the directory's */
-  char pid[40];
-  int n = (int)getpid();
+  int seq = 0;
+  char fixed[sizeof path];
+  fixed[0] = '\0';
+  if (strstr(output, "%p") == NULL) { /* (not the directory's) */
+    /* A fixed path: the first process's trace; the others follow its
+     * numbered pattern (trace/naming.h). */
+    if (expand(pattern, "", path, sizeof path) != 0) {
+      errno = ENAMETOOLONG;
+      return false;
+    }
+    if (try_create()) return true;
+    char numbered[sizeof pattern];
+    if (errno != EEXIST || hh_trace_numbered(pattern, numbered, sizeof numbered) != 0) return false;
+    int owner = fixed_owner(numbered);
+    if (owner == 2) memcpy(fixed, path, sizeof fixed); /* said below */
+    seq = owner == 0 ? 1 : 0;
+    memcpy(pattern, numbered, sizeof pattern);
+  }
   /* An exec'd program keeps its pid: when its predecessor's trace is there,
    * "%p" becomes "<pid>.1", "<pid>.2", ... */
-  for (int seq = 0; seq < 100; seq++) {
-    char digits[24], *d = digits + sizeof digits;
-    *--d = '\0';
-    unsigned v = (unsigned)n;
-    do *--d = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    size_t len = strlen(d);
-    memcpy(pid, d, len + 1);
+  for (; seq < 100; seq++) {
+    char pid[48];
+    size_t len = strlen(decimal((unsigned long)getpid(), pid));
     if (seq > 0) {
-      char q[8], *e = q + sizeof q;
-      *--e = '\0';
-      unsigned k = (unsigned)seq;
-      do *--e = (char)('0' + k % 10);
-      while ((k /= 10) != 0);
       pid[len] = '.';
-      memcpy(pid + len + 1, e, strlen(e) + 1);
+      decimal((unsigned long)seq, pid + len + 1);
     }
     if (expand(pattern, pid, path, sizeof path) != 0) {
       size_t plen = strnlen(pattern, sizeof path - 1);
@@ -139,24 +224,12 @@ static bool create_file(void) {
       errno = ENAMETOOLONG;
       return false;
     }
-    int f = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (f >= 0) {
-      /* Out of the way of the program's own descriptors, and kept open
-       * when the program closes them all (base/own_fd.h). */
-      f = hh__own_fd_raise(f, HH_OWN_FD_TRACE, true);
-      struct stat st;
-      if (fstat(f, &st) == 0) {
-        file_dev = st.st_dev;
-        file_ino = st.st_ino;
-      }
-      atomic_store(&file.unlinked, false);
-      if (hh__own_fd_add(f, &file)) return true;
-      close(f); /* the register is full (never so far): nothing to protect it */
-      unlink(path);
-      errno = EMFILE;
-      return false;
+    if (try_create()) {
+      if (fixed[0] != '\0')
+        hh__log("trace %s: the file exists and is not this run's; this process's trace is %s", fixed, path);
+      return true;
     }
-    if (errno != EEXIST || !has_pid) return false;
+    if (errno != EEXIST) return false;
   }
   return false;
 }

@@ -1,0 +1,34 @@
+/* How traces are named when HEAPHOOK_OUTPUT is a fixed path (no "%p"):
+ * shared by the tracer, which names them, and `heaphook run`, which finds
+ * them (docs/trace-format.md, "Writing a trace").
+ *
+ * The fixed path is the trace of the process that starts tracing first.
+ * The others (its forked children, the programs they exec, the program it
+ * execs itself, which keeps its pid) follow the numbered pattern: the path
+ * with ".%p" put before the file name's extension, "app.hhtrace" ->
+ * "app.%p.hhtrace" ("trace" -> "trace.%p"), whose "%p" becomes the pid, or
+ * "<pid>.1", "<pid>.2", ... as for any pattern with "%p". No allocation,
+ * no stdio: the tracer calls it at its start. */
+#ifndef HH_TRACE_NAMING_H
+#define HH_TRACE_NAMING_H
+
+#include <stddef.h>
+#include <string.h>
+
+/* The numbered pattern of pattern (a path pattern without "%p", "%%"
+ * standing for "%"); 0, or -1 when it does not fit in size bytes. */
+static inline int hh_trace_numbered(const char *pattern, char *out, size_t size) {
+  size_t n = strlen(pattern);
+  const char *slash = strrchr(pattern, '/');
+  const char *name = slash ? slash + 1 : pattern;
+  const char *dot = strrchr(name, '.');
+  /* a leading dot starts a hidden name, not an extension */
+  size_t at = dot != NULL && dot > name ? (size_t)(dot - pattern) : n;
+  if (n + 4 > size) return -1;
+  memcpy(out, pattern, at);
+  memcpy(out + at, ".%p", 3);
+  memcpy(out + at + 3, pattern + at, n - at + 1);
+  return 0;
+}
+
+#endif
