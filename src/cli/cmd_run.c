@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "run_library.h"
 #include "run_reach.h"
+#include "run_signals.h"
 #include "run_traces.h"
 #include "summary.h"
 
@@ -30,7 +31,8 @@ static const char usage[] =
     "Exits with PROGRAM's status (128+N when signal N ended it). When PROGRAM execs\n"
     "another (env, a script's exec, a version manager's shim), the summary is of the\n"
     "last program that process ran, and the ones before are named. The traces of the\n"
-    "processes it started are counted and named after the summary.\n"
+    "processes it started are counted and named after the summary. The signals\n"
+    "TERM, INT, HUP, QUIT, USR1 and USR2 sent to heaphook are passed on to PROGRAM.\n"
     "\n"
     "options:\n"
     "  -o, --output PATH   trace file (default heaplog.%p.hhtrace; %p is the pid). Each\n"
@@ -198,20 +200,18 @@ int hh_cmd_run(int argc, char **argv) {
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 
-  /* Like system(3): while the program runs, Ctrl-C and Ctrl-\ are its. */
-  struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
-  sigemptyset(&ign.sa_mask);
-  sigaction(SIGINT, &ign, &old_int);
-  sigaction(SIGQUIT, &ign, &old_quit);
+  /* While the program runs, the terminal's signals are its, and those sent
+   * to heaphook are passed on to it (run_signals.h). */
+  hh_run_signals_hold();
   fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) {
+    hh_run_signals_child(); /* (the mask it had) */
     hh_cli_error("run", "cannot fork: %s", strerror(errno));
     return HH_EXIT_FAIL;
   }
   if (pid == 0) {
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
+    hh_run_signals_child();
     const char *pre = getenv("LD_PRELOAD");
     char *preload = NULL;
     if (pre && *pre) {
@@ -232,6 +232,7 @@ int hh_cmd_run(int argc, char **argv) {
     fprintf(stderr, "heaphook run: cannot run %s: %s\n", prog[0], strerror(e));
     _exit(e == ENOENT ? 127 : 126);
   }
+  hh_run_signals_forward(pid);
   int status;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
@@ -239,8 +240,7 @@ int hh_cmd_run(int argc, char **argv) {
       return HH_EXIT_FAIL;
     }
   }
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGQUIT, &old_quit, NULL);
+  hh_run_signals_restore();
   int code;
   if (WIFEXITED(status)) {
     code = WEXITSTATUS(status);

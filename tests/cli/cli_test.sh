@@ -244,6 +244,30 @@ WANT
     "$hh" run -o own.hhtrace -- ./own >out 2>err
     expect_line err "heaphook: 4 allocations, 2 frees, 1 reallocs; 14.7 KiB allocated in all"
     ;;
+  run_signals)
+    # A signal sent to heaphook run (a supervisor's SIGTERM, ROS 2 launch's
+    # SIGINT, kill -HUP) is passed on to the program, whose end is then
+    # reported. Before, heaphook died of it, with no summary, and the
+    # program ran on, orphaned.
+    for s in TERM:15:Terminated HUP:1:Hangup; do
+      sig=${s%%:*} num=${s#*:} num=${num%%:*} text=${s##*:}
+      "$hh" run -o "s$sig.%p.hhtrace" -- sleep 60 >out 2>err &
+      hp=$!
+      # the program has started when its trace is there (made at its start)
+      i=0
+      while [ -z "$(ls s$sig.*.hhtrace 2>/dev/null)" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+      child=$(ls s$sig.*.hhtrace | sed 's/^s[A-Z]*\.\([0-9]*\)\.hhtrace$/\1/')
+      kill -$sig $hp
+      wait $hp
+      expect_rc $((128 + num)) $? "heaphook run sent SIG$sig"
+      expect_line err "heaphook: sleep was killed by signal $num ($text)"
+      expect_in err "heaphook: trace s$sig.$child.hhtrace"
+      if kill -0 "$child" 2>/dev/null; then
+        fail "the program runs on after SIG$sig to heaphook"
+        kill "$child"
+      fi
+    done
+    ;;
   usage_errors)
     "$hh" >out 2>err
     expect_rc 2 $? "no command"

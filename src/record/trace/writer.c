@@ -159,13 +159,14 @@ static int fixed_owner(const char *numbered) {
     close(fd);
   }
   char pid[24], other[sizeof path];
-  if (who == getpid() ||
-      (expand(numbered, decimal((unsigned long)getpid(), pid), other, sizeof other) == 0 && access(other, F_OK) == 0))
+  if (who == getpid() || (expand(numbered, decimal((unsigned long)getpid(), pid), other, sizeof other) == 0 &&
+                          access(other, F_OK) == 0))
     return 0;
   pid_t p = start_ppid;
   for (int i = 0; p > 1 && i < 64; i++) {
     if (p == who) return 1;
-    if (expand(numbered, decimal((unsigned long)p, pid), other, sizeof other) == 0 && access(other, F_OK) == 0)
+    if (expand(numbered, decimal((unsigned long)p, pid), other, sizeof other) == 0 &&
+        access(other, F_OK) == 0)
       return 1;
     p = i == 0 && p != getppid() ? getppid() : parent_of(p);
   }
