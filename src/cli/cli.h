@@ -18,11 +18,16 @@
  * 2 bad usage. `heaphook run` exits with its program's status. */
 enum { HH_EXIT_OK = 0, HH_EXIT_FAIL = 1, HH_EXIT_USAGE = 2 };
 
-/* Prints "heaphook[ cmd]: <message>" and the usage to stderr; returns 2. */
+/* Prints "heaphook cmd: <message> (heaphook cmd --help)" to stderr: one
+ * line (the usage is --help's); returns 2. */
 int hh_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Prints "heaphook[ cmd]: <message>" to stderr. */
 void hh_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After getopt_long returned c, '?' or ':': the option it could not take,
+ * as the user wrote it ("-x" inside a cluster too, "--name" without its
+ * "=value"), in buf. */
+const char *hh_cli_bad_option(char **argv, int c, char *buf, size_t size);
 
 /* Option parsing for the commands that read traces: getopt_long over
  * argv[1..] (from the start on the first call), with -h/--help, an option

@@ -131,10 +131,16 @@ int hh_cmd_run(int argc, char **argv) {
       case 'h':
         fputs(usage, stdout);
         return HH_EXIT_OK;
-      case ':':
-        return hh_cli_usage_error("run", usage, "option %s needs a value", argv[optind - 1]);
-      default:
-        return hh_cli_usage_error("run", usage, "unknown option %s", argv[optind - 1]);
+      case ':': {
+        char buf[256];
+        return hh_cli_usage_error("run", usage, "%s needs a value",
+                                  hh_cli_bad_option(argv, ':', buf, sizeof buf));
+      }
+      default: {
+        char buf[256];
+        return hh_cli_usage_error("run", usage, "unknown option %s",
+                                  hh_cli_bad_option(argv, '?', buf, sizeof buf));
+      }
     }
   }
   if (optind >= argc) return hh_cli_usage_error("run", usage, "no program given");

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,10 +40,26 @@ static void usage(FILE *out) {
           "example: heaphook run -- ./myprogram arg1 arg2\n");
 }
 
+/* What a command wrote to standard output must have reached it: a full
+ * disk or a closed pipe's reader is an error (exit 1), not a silent loss of
+ * a report or JSON that a script then reads truncated. */
+static int finish(const char *name, int status) {
+  errno = 0;
+  bool ok = fflush(stdout) == 0 && !ferror(stdout) && fclose(stdout) == 0;
+  /* a command that failed has said why (those that write files say so
+   * for standard output too) */
+  if (ok || status != HH_EXIT_OK) return status;
+  int err = errno;
+  if (err)
+    fprintf(stderr, "heaphook %s: cannot write standard output: %s\n", name, strerror(err));
+  else
+    fprintf(stderr, "heaphook %s: cannot write standard output\n", name);
+  return HH_EXIT_FAIL;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "heaphook: no command given\n");
-    usage(stderr);
+    fprintf(stderr, "heaphook: no command given (heaphook --help lists them)\n");
     return HH_EXIT_USAGE;
   }
   const char *name = argv[1];
@@ -60,12 +77,11 @@ int main(int argc, char **argv) {
     return HH_EXIT_OK;
   }
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-    if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    if (strcmp(name, commands[i].name) == 0) return finish(name, commands[i].run(argc - 1, argv + 1));
   if (name[0] == '-')
-    fprintf(stderr, "heaphook: unknown option %s (options go after the command)\n", name);
+    fprintf(stderr, "heaphook: unknown option %s (options go after the command; heaphook --help)\n", name);
   else
-    fprintf(stderr, "heaphook: unknown command \"%s\"\n", name);
-  usage(stderr);
+    fprintf(stderr, "heaphook: unknown command \"%s\" (heaphook --help lists them)\n", name);
   return HH_EXIT_USAGE;
 }
 
@@ -88,12 +104,30 @@ void hh_cli_error(const char *cmd, const char *fmt, ...) {
 }
 
 int hh_cli_usage_error(const char *cmd, const char *usage_text, const char *fmt, ...) {
+  (void)usage_text; /* one line; --help prints it */
+  char text[1024];
   va_list ap;
   va_start(ap, fmt);
-  vmessage(cmd, fmt, ap);
+  vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  fputs(usage_text, stderr);
+  hh_cli_error(cmd, "%s (heaphook %s --help)", text, cmd);
   return HH_EXIT_USAGE;
+}
+
+/* The option getopt could not take. '?': an unknown short option (optopt,
+ * also inside a cluster such as -Jx, where argv[optind - 1] is not it) or
+ * an unknown long one (optopt 0: argv[optind - 1]). ':': a value missing,
+ * which happens only at the end, so argv[optind - 1] holds the option:
+ * "--name" as written, or a short one (optopt) alone or ending a cluster.
+ * buf gets the name, without a value given with '='. */
+const char *hh_cli_bad_option(char **argv, int c, char *buf, size_t size) {
+  const char *arg = argv[optind - 1];
+  bool is_long = strncmp(arg, "--", 2) == 0;
+  if ((c == '?' && optopt == 0) || (c == ':' && is_long))
+    snprintf(buf, size, "%.*s", (int)strcspn(arg, "="), arg); /* not its value */
+  else
+    snprintf(buf, size, "-%c", optopt);
+  return buf;
 }
 
 int hh_cli_getopt(hh_cli_args *a, const char *shortopts, const struct option *longopts) {
@@ -108,12 +142,18 @@ int hh_cli_getopt(hh_cli_args *a, const char *shortopts, const struct option *lo
       fputs(a->usage, stdout);
       a->status = HH_EXIT_OK;
       return HH_CLI_STOP;
-    case ':':
-      a->status = hh_cli_usage_error(a->cmd, a->usage, "%s needs a value", a->argv[optind - 1]);
+    case ':': {
+      char buf[256];
+      a->status = hh_cli_usage_error(a->cmd, a->usage, "%s needs a value",
+                                     hh_cli_bad_option(a->argv, c, buf, sizeof buf));
       return HH_CLI_STOP;
-    case '?':
-      a->status = hh_cli_usage_error(a->cmd, a->usage, "unknown option %s", a->argv[optind - 1]);
+    }
+    case '?': {
+      char buf[256];
+      a->status = hh_cli_usage_error(a->cmd, a->usage, "unknown option %s",
+                                     hh_cli_bad_option(a->argv, c, buf, sizeof buf));
       return HH_CLI_STOP;
+    }
     default:
       return c;
   }

@@ -84,7 +84,7 @@ case $case_name in
     expect_line err "heaphook run: -o adir: it exists and is not a regular file"
     "$hh" run -o '' -- "$prog" >out 2>err
     expect_rc 2 $? "run -o ''"
-    expect_line err "heaphook run: -o wants a file name, not an empty one"
+    expect_line err "heaphook run: -o wants a file name, not an empty one (heaphook run --help)"
     ;;
   run_children)
     # A program that starts others (a shell here; make, a test runner):
@@ -269,39 +269,49 @@ WANT
     done
     ;;
   usage_errors)
-    "$hh" >out 2>err
-    expect_rc 2 $? "no command"
-    expect_line err "heaphook: no command given"
-    "$hh" frobnicate >out 2>err
-    expect_rc 2 $? "unknown command"
-    expect_line err 'heaphook: unknown command "frobnicate"'
-    expect_in err "usage: heaphook <command>"
-    "$hh" --frob >out 2>err
-    expect_rc 2 $? "unknown global option"
-    expect_in err "heaphook: unknown option --frob"
-    "$hh" run --bogus -- true >out 2>err
-    expect_rc 2 $? "run --bogus"
-    expect_line err "heaphook run: unknown option --bogus"
-    expect_in err "usage: heaphook run"
-    "$hh" run >out 2>err
-    expect_rc 2 $? "run without a program"
-    expect_line err "heaphook run: no program given"
-    "$hh" run --sample lots -- true >out 2>err
-    expect_rc 2 $? "run --sample lots"
-    expect_in err "--sample wants a size in bytes"
-    "$hh" run -o >out 2>err
-    expect_rc 2 $? "run -o without a value"
-    expect_in err "needs a value"
-    "$hh" dump >out 2>err
-    expect_rc 2 $? "dump without a trace"
-    expect_line err "heaphook dump: no trace given"
-    "$hh" dump --frob x >out 2>err
-    expect_rc 2 $? "dump --frob"
+    # One line each, naming what was wrong (before: that line, then the
+    # whole usage); -x inside a cluster is named itself (before: "unknown
+    # option report", the word before the cluster).
+    one() { # one WANT_RC WANT_LINE ARGS...: exactly that line on stderr
+      want_rc=$1 want=$2
+      shift 2
+      "$hh" "$@" >out 2>err
+      expect_rc "$want_rc" $? "$*"
+      [ "$(cat err)" = "$want" ] || fail "$*: stderr is not the line: $want"$'\n'"--- got:"$'\n'"$(cat err)"
+    }
+    one 2 "heaphook: no command given (heaphook --help lists them)"
+    one 2 'heaphook: unknown command "frobnicate" (heaphook --help lists them)' frobnicate
+    one 2 "heaphook: unknown option --frob (options go after the command; heaphook --help)" --frob
+    one 2 "heaphook run: unknown option --bogus (heaphook run --help)" run --bogus -- true
+    one 2 "heaphook run: unknown option --bogus (heaphook run --help)" run --bogus=3 -- true
+    one 2 "heaphook run: no program given (heaphook run --help)" run
+    one 2 'heaphook run: --sample wants a size in bytes such as 512K, not "lots" (heaphook run --help)' run --sample lots -- true
+    one 2 "heaphook run: -o needs a value (heaphook run --help)" run -o
+    one 2 "heaphook run: --sample needs a value (heaphook run --help)" run --sample
+    one 2 "heaphook dump: no trace given (heaphook dump --help)" dump
+    one 2 "heaphook dump: unknown option --frob (heaphook dump --help)" dump --frob x
+    one 2 "heaphook flame: unknown option -x (heaphook flame --help)" flame -xo out x
+    one 2 "heaphook report: unknown option -x (heaphook report --help)" report --json -x x
+    one 2 "heaphook report: --top needs a value (heaphook report --help)" report x --top
+    one 2 "heaphook plot: -o needs a value (heaphook plot --help)" plot x -o
     for cmd in "--help" "run --help" "dump --help" "help run"; do
       # shellcheck disable=SC2086
       "$hh" $cmd >out 2>err
       expect_rc 0 $? "$cmd"
       expect_in out "usage: heaphook"
+    done
+    ;;
+  stdout_errors)
+    # What a command writes to standard output must get there: on a full
+    # disk it says so and exits 1 (before: 0, the report or JSON lost, and
+    # a script went on with an empty file).
+    "$hh" run -o t.hhtrace -- "$prog" 2>/dev/null || fail "run"
+    for cmd in "report" "report --json" "dump" "dump --no-symbols" "diff t.hhtrace" "flame" "export -f speedscope -o -"; do
+      # shellcheck disable=SC2086
+      "$hh" $cmd t.hhtrace >/dev/full 2>err
+      expect_rc 1 $? "$cmd to /dev/full"
+      grep -qx "heaphook ${cmd%% *}: cannot write standard output.*" err || fail "$cmd to /dev/full: stderr: $(cat err)"
+      [ "$(wc -l <err)" = 1 ] || fail "$cmd to /dev/full: not one line: $(cat err)"
     done
     ;;
   progress_bar)
