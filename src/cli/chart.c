@@ -6,10 +6,13 @@
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <cairo.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/size.h"
 #include "render.h"
@@ -305,15 +308,35 @@ static void draw(cairo_t *cr, const hh_analysis *a, const char *title) {
   legend(&p, a);
 }
 
+/* Where cairo's surfaces write: the file, with the first write error. */
+typedef struct sink {
+  FILE *f;
+  int err;
+} sink;
+
+static cairo_status_t put(void *closure, const unsigned char *data, unsigned int length) {
+  sink *k = closure;
+  if (k->err == 0 && fwrite(data, 1, length, k->f) != length) k->err = errno ? errno : EIO;
+  return k->err ? CAIRO_STATUS_WRITE_ERROR : CAIRO_STATUS_SUCCESS;
+}
+
 int hh_chart_write(const char *path, hh_chart_format format, const hh_analysis *a, const char *title,
                    char *err, size_t err_size) {
+  /* Through a stream of ours, not cairo's file surfaces: the PDF one
+   * reported success on a full disk, and their messages said "error while
+   * writing to output stream" for any reason. */
+  sink k = {fopen(path, "wb"), 0};
+  if (!k.f) {
+    snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno));
+    return -1;
+  }
   cairo_surface_t *s;
   switch (format) {
     case HH_CHART_SVG:
-      s = cairo_svg_surface_create(path, WIDTH, HEIGHT);
+      s = cairo_svg_surface_create_for_stream(put, &k, WIDTH, HEIGHT);
       break;
     case HH_CHART_PDF:
-      s = cairo_pdf_surface_create(path, WIDTH, HEIGHT);
+      s = cairo_pdf_surface_create_for_stream(put, &k, WIDTH, HEIGHT);
       break;
     default:
       s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, WIDTH, HEIGHT);
@@ -326,13 +349,20 @@ int hh_chart_write(const char *path, hh_chart_format format, const hh_analysis *
     st = cairo_status(cr);
     cairo_destroy(cr);
   }
-  if (st == CAIRO_STATUS_SUCCESS && format == HH_CHART_PNG) st = cairo_surface_write_to_png(s, path);
+  if (st == CAIRO_STATUS_SUCCESS && format == HH_CHART_PNG)
+    st = cairo_surface_write_to_png_stream(s, put, &k);
   cairo_surface_finish(s);
   if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(s);
   cairo_surface_destroy(s);
-  if (st != CAIRO_STATUS_SUCCESS) {
-    snprintf(err, err_size, "cannot write %s: %s", path, cairo_status_to_string(st));
-    return -1;
-  }
-  return 0;
+  if (fflush(k.f) != 0 && k.err == 0) k.err = errno;
+  if (fclose(k.f) != 0 && k.err == 0) k.err = errno;
+  if (k.err == 0 && st == CAIRO_STATUS_SUCCESS) return 0;
+  if (k.err)
+    snprintf(err, err_size, "cannot write %s: %s", path, strerror(k.err));
+  else
+    snprintf(err, err_size, "cannot draw the chart in %s: %s", path, cairo_status_to_string(st));
+  /* no half-written chart left; never a device or pipe (-o /dev/full) */
+  struct stat st_path;
+  if (stat(path, &st_path) == 0 && S_ISREG(st_path.st_mode)) unlink(path);
+  return -1;
 }

@@ -56,8 +56,15 @@ const char *hh_cli_one_trace(hh_cli_args *a);
  * output. On failure prints "cannot write PATH: why" and returns NULL. */
 FILE *hh_cli_open_output(const char *cmd, const char *path);
 /* Flushes out and closes it (standard output stays open); returns 0, or -1
- * after printing "cannot write PATH: why" when writing it failed. */
+ * after printing "cannot write PATH: why" when writing it failed (and
+ * removing the half-written file, hh_cli_discard_output). */
 int hh_cli_close_output(const char *cmd, FILE *out, const char *path);
+/* Removes what -o path holds after a failed write, when it is a regular
+ * file (never a device or pipe, never standard output). */
+void hh_cli_discard_output(const char *path);
+/* True, having said so, when -o output is the file trace (writing it
+ * would destroy the trace while it is read). */
+bool hh_cli_output_is_trace(const char *cmd, const char *output, const char *trace);
 
 /* Whether argv[1..] asks for help ("-h" or "--help" before any "--"). */
 bool hh_cli_wants_help(int argc, char **argv);

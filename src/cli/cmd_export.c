@@ -68,6 +68,7 @@ int hh_cmd_export(int argc, char **argv) {
     return hh_cli_usage_error("export", usage, "pprof's output is a gzipped file: name it with -o");
 
   hh_loaded l;
+  if (hh_cli_output_is_trace("export", output, path)) return HH_EXIT_USAGE;
   int rc = hh_load("export", path, &(hh_load_options){.profile = true}, &l);
   if (rc != 0) return rc;
   int wrc = 0;

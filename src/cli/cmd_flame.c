@@ -62,6 +62,7 @@ int hh_cmd_flame(int argc, char **argv) {
   const char *path = hh_cli_one_trace(&args);
   if (!path) return args.status;
   hh_loaded l;
+  if (hh_cli_output_is_trace("flame", output, path)) return HH_EXIT_USAGE;
   int rc = hh_load("flame", path, &(hh_load_options){.profile = true}, &l);
   if (rc != 0) return rc;
   FILE *out = hh_cli_open_output("flame", output);

@@ -66,6 +66,7 @@ int hh_cmd_html(int argc, char **argv) {
   if (!output) return hh_cli_usage_error("html", usage, "no output given (-o OUT.html)");
 
   hh_loaded l;
+  if (hh_cli_output_is_trace("html", output, path)) return HH_EXIT_USAGE;
   int rc = hh_load("html", path, &(hh_load_options){.symbols = true, .peak_blocks = true}, &l);
   if (rc != 0) return rc;
   hh_html_input in = {
@@ -89,10 +90,7 @@ int hh_cmd_html(int argc, char **argv) {
   }
   if (w != 0) {
     hh_cli_error("html", "cannot write %s: %s", to_stdout ? "the page" : output, strerror(saved));
-    /* Remove the half-written page, but only a regular file: -o may name a
-     * device (/dev/full) or a pipe, which must never be unlinked. */
-    struct stat st;
-    if (!to_stdout && stat(output, &st) == 0 && S_ISREG(st.st_mode)) unlink(output);
+    if (!to_stdout) hh_cli_discard_output(output); /* the half-written page */
     goto done;
   }
   rc = l.status;

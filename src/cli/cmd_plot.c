@@ -45,6 +45,7 @@ int hh_cmd_plot(int argc, char **argv) {
     return HH_EXIT_USAGE;
   }
   hh_loaded l;
+  if (hh_cli_output_is_trace("plot", output, path)) return HH_EXIT_USAGE;
   int rc = hh_load("plot", path, &(hh_load_options){0}, &l);
   if (rc != 0) return rc;
   char err[512];

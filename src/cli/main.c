@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/size.h"
 #include "cli.h"
@@ -183,11 +185,30 @@ FILE *hh_cli_open_output(const char *cmd, const char *path) {
 
 int hh_cli_close_output(const char *cmd, FILE *out, const char *path) {
   bool to_stdout = is_stdout(path);
-  if (fflush(out) != 0 || ferror(out) || (!to_stdout && fclose(out) != 0)) {
-    hh_cli_error(cmd, "cannot write %s: %s", to_stdout ? "standard output" : path, strerror(errno));
-    return -1;
+  errno = 0;
+  bool failed = fflush(out) != 0 || ferror(out);
+  int err = errno;
+  if (!to_stdout && fclose(out) != 0 && !failed) {
+    failed = true;
+    err = errno;
   }
-  return 0;
+  if (!failed) return 0;
+  hh_cli_error(cmd, "cannot write %s: %s", to_stdout ? "standard output" : path, strerror(err ? err : EIO));
+  if (!to_stdout) hh_cli_discard_output(path);
+  return -1;
+}
+
+void hh_cli_discard_output(const char *path) {
+  struct stat st; /* only a regular file: -o may name a device (/dev/full) or a pipe */
+  if (!is_stdout(path) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) unlink(path);
+}
+
+bool hh_cli_output_is_trace(const char *cmd, const char *output, const char *trace) {
+  struct stat o, t;
+  if (is_stdout(output) || stat(output, &o) != 0 || stat(trace, &t) != 0) return false;
+  if (o.st_dev != t.st_dev || o.st_ino != t.st_ino) return false;
+  hh_cli_error(cmd, "-o %s is the trace being read; name another file", output);
+  return true;
 }
 
 bool hh_cli_wants_help(int argc, char **argv) {

@@ -24,6 +24,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "render.h"
@@ -343,7 +345,11 @@ int hh_write_pprof(const char *path, const hh_profile *p, const hh_trace_module 
   }
   if (done < size) rc = -1;
   if (gzclose(gz) != Z_OK) rc = -1;
-  if (rc != 0) snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+  if (rc != 0) {
+    snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+    struct stat st; /* no half-written file left; never a device or pipe */
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) unlink(path);
+  }
   free(data);
   return rc;
 }

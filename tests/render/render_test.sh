@@ -149,6 +149,40 @@ case $case_name in
     rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "flame on a cut trace: exit status $rc"
     ;;
+  write_errors)
+    # A chart, flame graph or export that cannot be written: one line with
+    # the reason, exit 1, no half-written file. Before, a PDF on a full
+    # disk exited 0, and charts said "error while writing to output stream"
+    # whatever the reason, leaving a partial file.
+    for out in heap.svg heap.pdf heap.png; do
+      ln -sf /dev/full "$out"
+      "$hh" plot -o "$out" t.hhtrace >/dev/null 2>err
+      expect_rc 1 $? "plot -o $out to /dev/full"
+      [ "$(cat err)" = "heaphook plot: cannot write $out: No space left on device" ] || fail "plot -o $out: $(cat err)"
+      [ -L "$out" ] || fail "plot removed the link $out"
+      rm -f "$out"
+    done
+    mkdir ro
+    "$hh" plot -o ro/missing/heap.svg t.hhtrace 2>err
+    expect_rc 1 $? "plot into a missing directory"
+    [ "$(cat err)" = "heaphook plot: cannot write ro/missing/heap.svg: No such file or directory" ] || fail "plot: $(cat err)"
+    ln -sf /dev/full full.folded
+    "$hh" flame -o full.folded t.hhtrace 2>err
+    expect_rc 1 $? "flame to /dev/full"
+    [ "$(cat err)" = "heaphook flame: cannot write full.folded: No space left on device" ] || fail "flame: $(cat err)"
+    # -o naming the trace being read: refused, the trace intact (before,
+    # it was overwritten)
+    cp t.hhtrace same.svg
+    sum=$(cksum <same.svg)
+    for cmd in "plot" "flame" "html" "export -f speedscope"; do
+      # shellcheck disable=SC2086
+      "$hh" $cmd -o same.svg same.svg >/dev/null 2>err
+      expect_rc 2 $? "$cmd -o its own trace"
+      [ "$(cat err)" = "heaphook ${cmd%% *}: -o same.svg is the trace being read; name another file" ] ||
+        fail "$cmd -o its own trace: $(cat err)"
+    done
+    [ "$(cksum <same.svg)" = "$sum" ] || fail "the trace was changed"
+    ;;
   *)
     fail "unknown case $case_name"
     ;;
