@@ -335,9 +335,7 @@ static void tl_record(state *s, uint64_t t, uint64_t before, uint64_t after) {
 /* ---- events --------------------------------------------------------------- */
 
 static inline uint32_t est_count(const state *s, uint64_t size, uint64_t weight) {
-  if (!s->sampled) return 1;
-  uint64_t n = size ? (weight + size / 2) / size : 1;
-  if (n == 0) n = 1;
+  uint64_t n = hh_event_count(s->sampled, size, weight);
   return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 

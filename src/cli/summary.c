@@ -1,6 +1,6 @@
 /* The replay behind hh_summarize: live blocks in an open-addressing table
- * (address -> bytes), deleted by backward shift so no tombstones build up
- * over millions of events. */
+ * (address -> bytes and the allocations it stands for), deleted by
+ * backward shift so no tombstones build up over millions of events. */
 #include "summary.h"
 
 #include <stdlib.h>
@@ -11,8 +11,9 @@
 typedef struct live_table {
   uint64_t *addr; /* 0 = empty (no block lives at address 0) */
   uint64_t *bytes;
+  uint64_t *count; /* 1, or a sample's estimate (hh_event_count) */
   size_t cap, n;
-  uint64_t total;
+  uint64_t total, blocks; /* bytes, and blocks estimated */
 } live_table;
 
 static inline size_t slot_of(const live_table *t, uint64_t a) {
@@ -22,45 +23,53 @@ static inline size_t slot_of(const live_table *t, uint64_t a) {
   return (size_t)a & (t->cap - 1);
 }
 
-static void live_put(live_table *t, uint64_t a, uint64_t bytes);
+static void live_put(live_table *t, uint64_t a, uint64_t bytes, uint64_t count);
 
 static void live_grow(live_table *t) {
   live_table old = *t;
   t->cap = old.cap ? old.cap * 2 : 4096;
   t->addr = xcalloc(t->cap, sizeof *t->addr);
   t->bytes = xcalloc(t->cap, sizeof *t->bytes);
+  t->count = xcalloc(t->cap, sizeof *t->count);
   t->n = 0;
   t->total = 0;
+  t->blocks = 0;
   for (size_t i = 0; i < old.cap; i++)
-    if (old.addr[i]) live_put(t, old.addr[i], old.bytes[i]);
+    if (old.addr[i]) live_put(t, old.addr[i], old.bytes[i], old.count[i]);
   free(old.addr);
   free(old.bytes);
+  free(old.count);
 }
 
 /* Inserts; a block already live at a (the trace missed its free) is replaced. */
-static void live_put(live_table *t, uint64_t a, uint64_t bytes) {
+static void live_put(live_table *t, uint64_t a, uint64_t bytes, uint64_t count) {
   if ((t->n + 1) * 4 > t->cap * 3) live_grow(t);
   size_t i = slot_of(t, a);
   while (t->addr[i] && t->addr[i] != a) i = (i + 1) & (t->cap - 1);
   if (t->addr[i]) {
     t->total -= t->bytes[i];
+    t->blocks -= t->count[i];
   } else {
     t->addr[i] = a;
     t->n++;
   }
   t->bytes[i] = bytes;
+  t->count[i] = count;
   t->total += bytes;
+  t->blocks += count;
 }
 
-/* Removes a; returns 0 when it was not live. */
-static int live_del(live_table *t, uint64_t a) {
+/* Removes a; returns the allocations it stood for, 0 when it was not live. */
+static uint64_t live_del(live_table *t, uint64_t a) {
   if (!t->cap) return 0;
   size_t mask = t->cap - 1, i = slot_of(t, a);
   while (t->addr[i] != a) {
     if (!t->addr[i]) return 0;
     i = (i + 1) & mask;
   }
+  uint64_t count = t->count[i];
   t->total -= t->bytes[i];
+  t->blocks -= count;
   t->n--;
   /* backward shift: pull later entries of the run into the hole */
   for (size_t j = (i + 1) & mask; t->addr[j]; j = (j + 1) & mask) {
@@ -68,11 +77,12 @@ static int live_del(live_table *t, uint64_t a) {
     if (((j - home) & mask) >= ((j - i) & mask)) {
       t->addr[i] = t->addr[j];
       t->bytes[i] = t->bytes[j];
+      t->count[i] = t->count[j];
       i = j;
     }
   }
   t->addr[i] = 0;
-  return 1;
+  return count;
 }
 
 void hh_summarize(hh_reader *r, hh_summary *s) {
@@ -82,21 +92,24 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
   hh_merge *m = hh_merge_new(r, 0);
   hh_event ev;
   while (hh_merge_next(m, &ev)) {
+    uint64_t count;
     switch (ev.kind) {
       case HH_EV_ALLOC:
-        s->allocs++;
+        count = hh_event_count(s->sampled, ev.size, ev.weight);
+        s->allocs += count;
         s->allocated_bytes += ev.weight;
-        live_put(&t, ev.addr, ev.weight);
+        live_put(&t, ev.addr, ev.weight, count);
         break;
       case HH_EV_REALLOC:
         s->reallocs++;
         s->allocated_bytes += ev.weight;
         if (!live_del(&t, ev.old_addr)) s->unknown_frees++;
-        live_put(&t, ev.addr, ev.weight);
+        live_put(&t, ev.addr, ev.weight, hh_event_count(s->sampled, ev.size, ev.weight));
         break;
       case HH_EV_FREE:
-        s->frees++;
-        if (!live_del(&t, ev.addr)) s->unknown_frees++;
+        count = live_del(&t, ev.addr);
+        if (!count) s->unknown_frees++;
+        s->frees += count ? count : 1;
         break;
       case HH_EV_END:
       case HH_EV_EXEC:
@@ -114,9 +127,10 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
     }
   }
   s->leaked_bytes = t.total;
-  s->leaked_blocks = t.n;
+  s->leaked_blocks = t.blocks;
   s->threads = hh_reader_thread_count(r);
   hh_merge_free(m);
   free(t.addr);
+  free(t.count);
   free(t.bytes);
 }

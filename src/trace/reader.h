@@ -120,6 +120,15 @@ typedef struct hh_event {
     } u;
   };
 } hh_event;
+
+/* How many allocations an ALLOC or REALLOC event stands for: 1, or in a
+ * sampled trace its weight / size rounded (an unbiased estimate), at least
+ * 1. The analyzer and `heaphook run`'s summary count alike with it. */
+static inline uint64_t hh_event_count(bool sampled, uint64_t size, uint64_t weight) {
+  if (!sampled) return 1;
+  uint64_t n = size ? (weight + size / 2) / size : 1;
+  return n ? n : 1;
+}
 _Static_assert(sizeof(hh_event) == 64, "hh_event is one cache line");
 
 /* A stack trie node: stack `id` is `parent`'s stack plus `ip` as its

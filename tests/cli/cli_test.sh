@@ -180,6 +180,21 @@ WANT
     expect_rc 0 $? "run --sample 1"
     "$hh" dump p.hhtrace >dump
     expect_in dump "sample=1 flags=stacks,sampled,"
+    # --sample's summary gives the same estimates as the report (before,
+    # it counted samples: 4887 "allocations (estimated from samples)" of
+    # 200000), close to the truth
+    "$hh" run -o m.hhtrace --sample 4K -- "$prog" many 2>err
+    expect_rc 0 $? "run --sample 4K many"
+    "$hh" report m.hhtrace >rep 2>/dev/null
+    allocs=$(sed -n 's/^  allocations *\([0-9]*\).*/\1/p' rep)
+    frees=$(sed -n 's/^  frees *\([0-9]*\).*/\1/p' rep)
+    blocks=$(sed -n 's/^  leaked .* in \([0-9]*\) blocks.*/\1/p' rep)
+    leaked=$(sed -n 's/^  leaked *\([0-9]*\) bytes.*/\1/p' rep)
+    grep -q "^heaphook: $allocs allocations, $frees frees, 0 reallocs; .* (estimated from samples)$" err ||
+      fail "summary against report ($allocs allocations, $frees frees): $(cat err)"
+    grep -q "^heaphook: leaked $leaked bytes (.*) in $blocks blocks at exit$" err ||
+      fail "summary against report ($leaked bytes in $blocks blocks): $(cat err)"
+    [ "$allocs" -gt 184000 ] && [ "$allocs" -lt 216000 ] || fail "estimated $allocs allocations of 200000"
     ;;
   run_library_link)
     # The loader splits LD_PRELOAD at spaces and colons, with no quoting:

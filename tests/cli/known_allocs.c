@@ -1,6 +1,8 @@
 /* A program whose heap use is known exactly, for the heaphook command's
  * end-to-end tests. No stdio (its buffers would be allocations too).
  *   known_allocs [EXIT_STATUS]
+ *   known_allocs many: 200000 x malloc(100), every 200th kept (1000 blocks,
+ *   100000 bytes leaked), the rest freed at once: for sampled runs.
  * allocates, in this order:
  *   alloc_small:   malloc(1000)           freed
  *   alloc_array:   calloc(10, 200)        leaked (2000 bytes)
@@ -23,7 +25,23 @@ __attribute__((noinline)) void *alloc_aligned(void) {
   return p;
 }
 
+static void many(void) {
+  static void *kept[1000];
+  for (int i = 0; i < 200000; i++) {
+    void *p = malloc(100);
+    if (i % 200 == 0)
+      kept[i / 200] = p;
+    else
+      free(p);
+  }
+  keep[0] = kept;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && argv[1][0] == 'm') {
+    many();
+    return 0;
+  }
   keep[0] = alloc_small();
   keep[1] = alloc_array();
   keep[2] = alloc_grow();
