@@ -51,15 +51,15 @@ void hh_json_put_string(FILE *out, const char *str, unsigned flags) {
     } else if (c < 0x20 || c == 0x7f || (script && (c == '<' || c == '>' || c == '&' || c == '\''))) {
       fprintf(out, "\\u%04x", c);
       s++;
-    } else if (c < 0x80 || !script) {
+    } else if (c < 0x80) {
       fputc((int)c, out);
       s++;
     } else {
       size_t n = utf8_len(s);
-      if (n == 0) {
+      if (n == 0) { /* JSON is UTF-8: a program's bytes that are not */
         fputs("\\ufffd", out);
         s++;
-      } else if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9)) {
+      } else if (script && n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9)) {
         fprintf(out, "\\u%04x", s[2] == 0xa8 ? 0x2028 : 0x2029);
         s += 3;
       } else {

@@ -9,15 +9,16 @@
 enum {
   /* For JSON inside an HTML <script> element (html_page.c): every control
    * character and '<', '>', '&', '\'' as \u00XX (so neither "</script>" nor
-   * "<!--" can appear), U+2028 and U+2029 as \u escapes, and invalid UTF-8
-   * replaced by U+FFFD. */
+   * "<!--" can appear), and U+2028 and U+2029 as \u escapes. */
   HH_JSON_SCRIPT = 1,
 };
 
 /* Writes s as a JSON string literal with its quotes, NULL as null. '"' and
  * '\\' are escaped, \n, \t and \r written as such and the other control
- * characters (DEL included) as \u00XX; other bytes go out as they are,
- * unless flags say otherwise (HH_JSON_SCRIPT). */
+ * characters (DEL included) as \u00XX; bytes that are not valid UTF-8 (a
+ * program's argv, a file name) as U+FFFD, as JSON must be UTF-8 (before,
+ * they went out as they were and JSON readers refused the file); the rest
+ * as it is, unless flags say otherwise (HH_JSON_SCRIPT). */
 void hh_json_put_string(FILE *out, const char *s, unsigned flags);
 
 enum {

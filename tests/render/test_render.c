@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "escape.h"
 #include "render.h"
 
 /* ---- the made-up program ---------------------------------------------------
@@ -500,6 +501,25 @@ static void chart_of_an_empty_trace(void **state) {
   unlink(path);
 }
 
+/* JSON is UTF-8: a program's argv or file names with other bytes come
+ * out as U+FFFD (report --json and speedscope wrote them raw, and JSON
+ * readers refused the file); valid UTF-8 goes out as it is. */
+static void json_strings_are_utf8(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  hh_json_put_string(f, "bad\xff\xfe ok \xc3\xa9 \xe2\x80\xa8 \xed\xa0\x80 \xc0\xaf \"q\"\n", 0);
+  fputc(' ', f);
+  hh_json_put_string(f, "\xe2\x80\xa8<\xf0\x9f\x98\x80", HH_JSON_SCRIPT);
+  fclose(f);
+  assert_string_equal(
+      buf,
+      "\"bad\\ufffd\\ufffd ok \xc3\xa9 \xe2\x80\xa8 \\ufffd\\ufffd\\ufffd \\ufffd\\ufffd \\\"q\\\"\\n\" "
+      "\"\\u2028\\u003c\xf0\x9f\x98\x80\"");
+  free(buf);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(collapsed_merges_paths_and_drops_zero_costs, setup, teardown),
@@ -515,6 +535,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(pprof_file_is_gzipped, setup, teardown),
       cmocka_unit_test_setup_teardown(speedscope_profiles_and_weights, setup, teardown),
       cmocka_unit_test(chart_formats_by_extension),
+      cmocka_unit_test(json_strings_are_utf8),
       cmocka_unit_test_setup_teardown(chart_renders_three_formats, setup, teardown),
       cmocka_unit_test(chart_of_an_empty_trace),
   };
