@@ -36,6 +36,15 @@ typedef struct hh_trace_header {
 } hh_trace_header;
 _Static_assert(sizeof(hh_trace_header) == HH_TRACE_HEADER_BYTES, "header layout");
 
+/* The header's checksum (its last field, "reserved" until 2026-11-24, when
+ * the tracer began to fill it): XXH3-64 of the 56 bytes before it, with
+ * its lowest bit set, so that 0 keeps meaning "none" (older traces). The
+ * chunks' checksums cover their payloads only: before, a flipped bit in
+ * the clock gave a report of wrong times read as whole. */
+static inline uint64_t hh_header_sum(const hh_trace_header *h) {
+  return XXH3_64bits(h, offsetof(hh_trace_header, reserved)) | 1;
+}
+
 #define HH_CHUNK_MAGIC "HHCK" /* 4 bytes, no NUL */
 #define HH_CHUNK_HEADER_BYTES 24u
 #define HH_CHUNK_MAX_DECODED (16u << 20)

@@ -108,9 +108,10 @@ typedef struct cursor {
   /* a version-2 event chunk (version >= 2, thread != 0): its streams, once
    * the stream table has been read, and the thread's model */
   bool v2, v2_ready;
-  bool v4;          /* of a version-4 trace: its streams and codes (model.h) */
-  bool provisional; /* a provisional chunk (rows) that counts: its thread's last */
-  bool after_alloc; /* v4: the previous record was an allocation (op stream) */
+  bool v4;           /* of a version-4 trace: its streams and codes (model.h) */
+  bool provisional;  /* a provisional chunk (rows) that counts: its thread's last */
+  bool after_alloc;  /* v4: the previous record was an allocation (op stream) */
+  bool thread_known; /* a THREAD record has introduced its thread (decode) */
   const uint8_t *s[HH_STREAMS_MAX], *se[HH_STREAMS_MAX];
   struct v2dec *model;
 } cursor;
@@ -323,6 +324,8 @@ static hh_reader *reader_init(hh_reader *r, char *err, size_t err_size, const ch
       why = buf;
     } else if (r->hdr.version == 0) {
       why = "trace format version 0 is not a released format";
+    } else if (r->hdr.reserved != 0 && r->hdr.reserved != hh_header_sum(&r->hdr)) {
+      why = "damaged header: its checksum does not match its fields";
     } else if (r->hdr.ticks_per_second == 0) {
       why = "damaged header: the clock has 0 ticks per second";
     }
@@ -756,9 +759,27 @@ static inline bool is_event(hh_ev_kind k) {
   return k == HH_EV_ALLOC || k == HH_EV_FREE || k == HH_EV_REALLOC;
 }
 
+/* A program thread's events come after its THREAD record, which the tracer
+ * puts in the thread's first chunk (a rule of version 4's, which its
+ * tracer has always kept; test builders of older versions did not): events
+ * of a thread never introduced
+ * mean the chunk header's thread index (which the payload's checksum does
+ * not cover) is damaged. Before, a flipped bit there made a thread
+ * 4294967295 with no name, silently. */
+static int check_thread(hh_reader *r, cursor *c, const hh_event *ev) {
+  uint32_t pos;
+  if (c->thread == 0 || !c->v4 || !is_event(ev->kind)) return 0;
+  if (!u64map_get(&r->thread_map, c->thread, &pos))
+    return damaged(r, c, c->start, "events of thread %" PRIu32 ", which no THREAD record introduced",
+                   c->thread);
+  c->thread_known = true;
+  return 0;
+}
+
 static int decode(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
-  if (c->v2) return decode_v2(r, c, ev, pass);
-  int rc = decode_record(r, c, ev, pass);
+  int rc = c->v2 ? decode_v2(r, c, ev, pass) : decode_record(r, c, ev, pass);
+  if (rc == 1 && !c->thread_known && check_thread(r, c, ev) != 0) return -1;
+  if (c->v2) return rc;
   /* A provisional chunk's events handed out: if the file grows by the
    * thread's own chunk, its first events are these again. */
   if (rc == 1 && c->provisional && pass != PASS_DEFS && is_event(ev->kind)) v2_model(r, c->thread)->skip++;

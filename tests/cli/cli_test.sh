@@ -369,6 +369,17 @@ WANT
     "$hh" dump bad.hhtrace >out 2>err
     expect_rc 1 $? "dump of a damaged trace"
     expect_in err "heaphook dump: trace damaged at byte offset "
+    # A changed header field (the clock's rate, byte 24; the pid, byte 16):
+    # refused by the header's checksum. Before, the trace read as whole,
+    # with wrong times (or the wrong pid) in every report.
+    for at in 16 24 31 48; do
+      cp t.hhtrace hdr.hhtrace
+      byte=$(od -An -tu1 -j $at -N1 hdr.hhtrace | tr -d ' ')
+      printf "\\$(printf %03o $((byte ^ 4)))" | dd of=hdr.hhtrace bs=1 seek=$at conv=notrunc 2>/dev/null
+      "$hh" dump hdr.hhtrace >out 2>err
+      expect_rc 1 $? "dump of a trace whose header byte $at changed"
+      expect_line err "heaphook dump: hdr.hhtrace: damaged header: its checksum does not match its fields"
+    done
     ;;
   report_changed_binary)
     # The report opens the trace's modules while the analysis runs (a

@@ -1,8 +1,6 @@
 /* A program whose heap use is known exactly, for the heaphook command's
  * end-to-end tests. No stdio (its buffers would be allocations too).
- *   known_allocs [EXIT_STATUS]
- *   known_allocs many: 200000 x malloc(100), every 200th kept (1000 blocks,
- *   100000 bytes leaked), the rest freed at once: for sampled runs.
+ *   known_allocs [EXIT_STATUS]   (or "many", below)
  * allocates, in this order:
  *   alloc_small:   malloc(1000)           freed
  *   alloc_array:   calloc(10, 200)        leaked (2000 bytes)
@@ -25,6 +23,8 @@ __attribute__((noinline)) void *alloc_aligned(void) {
   return p;
 }
 
+/* known_allocs many: 200000 x malloc(100), every 200th kept (1000 blocks,
+ * 100000 bytes leaked), the rest freed at once: for sampled runs. */
 static void many(void) {
   static void *kept[1000];
   for (int i = 0; i < 200000; i++) {

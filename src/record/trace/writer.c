@@ -389,6 +389,10 @@ static void fail(void) {
 /* The header, written when the file is made: a process killed before its
  * first chunk leaves a trace that reads as cut short, not an empty file.
  * Its clock rate is an estimate until the first chunk (calibrate). */
+/* The header as written: calibrate() writes it again with the clock's
+ * rate, and the checksum of that (hh_header_sum). */
+static hh_trace_header header;
+
 static bool write_first_header(void) {
   hh_trace_header h;
   memset(&h, 0, sizeof h);
@@ -403,23 +407,27 @@ static bool write_first_header(void) {
   h.start_wall_ns = hh__tr_start_wall_ns;
   h.start_ticks = hh__tr_start_ticks;
   h.sample_bytes = hh__tr_opt.sample;
+  h.reserved = hh_header_sum(&h);
+  header = h;
   bool ok = write_gated(&h, sizeof h);
   if (ok && exact) atomic_store_explicit(&header_done, true, memory_order_release);
   return ok;
 }
 
 /* With the header's lock: the calibrated clock rate written over the
- * header's estimate, before any chunk (they all wait for the lock). The
- * file is opened O_APPEND, under which Linux's pwrite appends: the flag is
- * off for that one write. */
+ * header's estimate, with the checksum, before any chunk (they all wait
+ * for the lock): the whole header in one write. The file is opened
+ * O_APPEND, under which Linux's pwrite appends: the flag is off for that
+ * one write. */
 static bool calibrate(void) {
-  uint64_t tps = hh__tr_ticks_per_second();
+  header.ticks_per_second = hh__tr_ticks_per_second();
+  header.reserved = hh_header_sum(&header);
   int f = hh__own_fd_use(&file);
   if (f < 0) f = reopen(); /* closed behind the hook's back since the start */
   int flags = f >= 0 ? fcntl(f, F_GETFL) : -1;
   bool ok = flags >= 0 && fcntl(f, F_SETFL, flags & ~O_APPEND) == 0;
   if (ok) {
-    ok = pwrite(f, &tps, sizeof tps, offsetof(hh_trace_header, ticks_per_second)) == (ssize_t)sizeof tps;
+    ok = pwrite(f, &header, sizeof header, 0) == (ssize_t)sizeof header;
     fcntl(f, F_SETFL, flags);
   }
   hh__own_fd_done(&file);
