@@ -643,6 +643,29 @@ PY
       [ $n -gt 0 ] || fail "${run}: no trace"
     done
     ;;
+  many_sites)
+    # 600 call stacks in a loop, more than the stack cache holds: each
+    # allocation under its own stack, whichever way its miss was unwound
+    # (unw_backtrace or unw_step, stacks.c). Before, every miss stepped:
+    # this program took seconds under the tracer (two system calls per
+    # frame), now about what it takes under heaptrack.
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/s.hhtrace" "$HH_MANY_SITES" ||
+      fail "exit status $?"
+    dump s.hhtrace d.txt
+    status_ok d.txt
+    expect 24000 d.txt "alloc malloc T="
+    grep '^alloc ' d.txt | sed 's/.* stack=//' | sort | uniq -c >stacks.txt
+    [ "$(wc -l <stacks.txt)" = 600 ] || fail "$(wc -l <stacks.txt) distinct stacks, not 600: $(head -3 stacks.txt)"
+    [ "$(awk '$1 != 40' stacks.txt | wc -l)" = 0 ] || fail "stacks not seen 40 times each: $(awk '$1 != 40' stacks.txt | head -3)"
+    # each names its entry function and the depth's walk frames, to main
+    for k in 0 17 29; do
+      for depth in 1 20; do
+        want="entry$k@hh_trace_many_sites;main@hh_trace_many_sites"
+        walks=$(printf 'walk@hh_trace_many_sites;%.0s' $(seq 0 "$depth"))
+        grep -qF " ${walks}${want}" stacks.txt || fail "no stack of entry$k at depth $depth: $(grep -F "entry$k@" stacks.txt | head -2)"
+      done
+    done
+    ;;
   realtime)
     # A SCHED_FIFO thread and a normal one on one core (realtime.c), both
     # allocating: the program ends (it hung: heaphook waited for the other
