@@ -117,7 +117,10 @@ static void *fail(int err) {
 
 /* Allocates a block for the program: size > 0 and <= MAX_REQUEST, align 1 or
  * a power of two > 16. Returns NULL with errno ENOMEM on failure. */
-static void *alloc_block(hh_fn fn, size_t size, size_t align, bool zero) {
+/* size bytes (> 0) from the allocator; the recorders hear of asked, the
+ * size the program asked for (0 for malloc(0), pvalloc's before rounding:
+ * before, malloc(0) was recorded as 1 byte). */
+static void *alloc_block(hh_fn fn, size_t size, size_t asked, size_t align, bool zero) {
   if (unlikely(!hh__start())) return hh__bootstrap_alloc(size, align);
   const hh_allocator *a = hh__rt.alloc;
   size_t prefix = hh__rt.prefix;
@@ -141,7 +144,7 @@ static void *alloc_block(hh_fn fn, size_t size, size_t align, bool zero) {
     h->lead16 = (uint32_t)(lead / 16);
     h->magic = HH_BLOCK_MAGIC;
   }
-  if (recording()) note_alloc(fn, user, size, align);
+  if (recording()) note_alloc(fn, user, asked, align);
   return user;
 }
 
@@ -158,7 +161,7 @@ static size_t own_usable(void *user) {
 
 static void *malloc_as(hh_fn fn, size_t size) {
   if (unlikely(size > MAX_REQUEST)) return fail(ENOMEM);
-  return alloc_block(fn, size == 0 ? 1 : size, 1, false);
+  return alloc_block(fn, size == 0 ? 1 : size, size, 1, false);
 }
 
 void *hh__malloc(size_t size) {
@@ -170,35 +173,35 @@ void *hh__calloc(size_t nmemb, size_t size) {
   NOTE_CALL(HH_FN_CALLOC);
   size_t total;
   if (unlikely(__builtin_mul_overflow(nmemb, size, &total) || total > MAX_REQUEST)) return fail(ENOMEM);
-  return alloc_block(HH_FN_CALLOC, total == 0 ? 1 : total, 1, true);
+  return alloc_block(HH_FN_CALLOC, total == 0 ? 1 : total, total, 1, true);
 }
 
 /* memalign's rules in glibc 2.36: alignments up to 16 are malloc; larger ones
  * that are not a power of two are rounded up to one; beyond SIZE_MAX/2+1 is
  * EINVAL. */
-static void *memalign_as(hh_fn fn, size_t align, size_t size) {
+static void *memalign_as(hh_fn fn, size_t align, size_t size, size_t asked) {
   if (align <= HH_MIN_ALIGN) return malloc_as(fn, size);
   if (unlikely(align > SIZE_MAX / 2 + 1)) return fail(EINVAL);
   if (align & (align - 1)) align = (size_t)1 << (64 - __builtin_clzl(align));
   if (unlikely(size > MAX_REQUEST || align > MAX_REQUEST)) return fail(ENOMEM);
-  return alloc_block(fn, size == 0 ? 1 : size, align, false);
+  return alloc_block(fn, size == 0 ? 1 : size, asked, align, false);
 }
 
 void *hh__memalign(size_t align, size_t size) {
   NOTE_CALL(HH_FN_MEMALIGN);
-  return memalign_as(HH_FN_MEMALIGN, align, size);
+  return memalign_as(HH_FN_MEMALIGN, align, size, size);
 }
 
 void *hh__aligned_alloc(size_t align, size_t size) {
   NOTE_CALL(HH_FN_ALIGNED_ALLOC);
-  return memalign_as(HH_FN_ALIGNED_ALLOC, align, size);
+  return memalign_as(HH_FN_ALIGNED_ALLOC, align, size, size);
 }
 
 int hh__posix_memalign(void **out, size_t align, size_t size) {
   NOTE_CALL(HH_FN_POSIX_MEMALIGN);
   if (align == 0 || align % sizeof(void *) != 0 || (align & (align - 1)) != 0) return EINVAL;
   int saved = errno;
-  void *p = memalign_as(HH_FN_POSIX_MEMALIGN, align, size);
+  void *p = memalign_as(HH_FN_POSIX_MEMALIGN, align, size, size);
   errno = saved;
   if (p == NULL) return ENOMEM;
   *out = p;
@@ -209,7 +212,7 @@ static size_t page_size(void) { return hh__rt.page != 0 ? hh__rt.page : 4096; }
 
 void *hh__valloc(size_t size) {
   NOTE_CALL(HH_FN_VALLOC);
-  return memalign_as(HH_FN_VALLOC, page_size(), size);
+  return memalign_as(HH_FN_VALLOC, page_size(), size, size);
 }
 
 void *hh__pvalloc(size_t size) {
@@ -217,7 +220,7 @@ void *hh__pvalloc(size_t size) {
   size_t page = page_size();
   if (unlikely(size > MAX_REQUEST)) return fail(ENOMEM);
   size_t rounded = size == 0 ? page : (size + page - 1) & ~(page - 1);
-  return memalign_as(HH_FN_PVALLOC, page, rounded);
+  return memalign_as(HH_FN_PVALLOC, page, rounded, size);
 }
 
 /* ---- release ------------------------------------------------------------ */
@@ -266,7 +269,7 @@ void hh__free_aligned_sized(void *ptr, size_t align, size_t size) {
 /* Moves a block we cannot resize in place (bootstrap, over-aligned with a
  * prefix) into a fresh one. */
 static void *move_block(hh_fn fn, void *ptr, size_t old_usable, size_t size) {
-  void *p = alloc_block(fn, size, 1, false);
+  void *p = alloc_block(fn, size, size, 1, false);
   if (p == NULL) return NULL;
   memcpy(p, ptr, old_usable < size ? old_usable : size);
   return p;

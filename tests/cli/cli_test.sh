@@ -180,6 +180,14 @@ WANT
     expect_rc 0 $? "run --sample 1"
     "$hh" dump p.hhtrace >dump
     expect_in dump "sample=1 flags=stacks,sampled,"
+    # sizes as asked for: malloc(0) is 0 bytes (was 1), pvalloc(5000) 5000
+    # (was its page-rounded 8192)
+    "$hh" run -o z.hhtrace -- "$prog" zero 2>err
+    expect_rc 0 $? "run known_allocs zero"
+    "$hh" dump --no-symbols z.hhtrace >dump
+    [ "$(grep -c '^alloc .* fn=malloc .*size=0 ' dump)" = 1 ] || fail "malloc(0): $(grep '^alloc' dump)"
+    [ "$(grep -c '^alloc .* fn=pvalloc .*size=5000 ' dump)" = 1 ] || fail "pvalloc(5000): $(grep '^alloc' dump)"
+    expect_line err "heaphook: 2 allocations, 2 frees, 0 reallocs; 4.9 KiB allocated in all"
     # --sample's summary gives the same estimates as the report (before,
     # it counted samples: 4887 "allocations (estimated from samples)" of
     # 200000), close to the truth

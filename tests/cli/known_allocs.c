@@ -8,7 +8,7 @@
  *   alloc_aligned: posix_memalign(64, 4096)        freed
  * Peak in use: 1000 + 2000 + 3000, then - 1000 (free) ... computed in the
  * test: 2000 + 5000 + 4096 = 11096 bytes, after the aligned block. */
-#define _GNU_SOURCE
+#include <malloc.h> /* pvalloc */
 #include <stdlib.h>
 
 void *volatile keep[4];
@@ -37,9 +37,20 @@ static void many(void) {
   keep[0] = kept;
 }
 
+/* known_allocs zero: malloc(0) and pvalloc(5000), both freed: recorded as
+ * asked for, 0 and 5000 bytes (not 1 and a page's 8192). */
+static void zero(void) {
+  free(malloc(0));
+  free(pvalloc(5000));
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && argv[1][0] == 'm') {
     many();
+    return 0;
+  }
+  if (argc > 1 && argv[1][0] == 'z') {
+    zero();
     return 0;
   }
   keep[0] = alloc_small();
