@@ -382,6 +382,10 @@ static void acquire(state *s, const hh_event *ev, uint32_t slot, bool counts) {
   if (counts) {
     site->allocations += n;
     th->allocations += n;
+    s->a->allocation_calls += n;
+    unsigned k = size_bucket(ev->size);
+    s->a->histogram.count[k] += n;
+    s->a->histogram.bytes[k] += ev->weight;
   }
   site->bytes += ev->weight;
   th->bytes += ev->weight;
@@ -390,15 +394,15 @@ static void acquire(state *s, const hh_event *ev, uint32_t slot, bool counts) {
   th->live_bytes += ev->weight;
   th->live_blocks += n;
   s->a->bytes_allocated += ev->weight;
-  unsigned k = size_bucket(ev->size);
-  s->a->histogram.count[k] += n;
-  s->a->histogram.bytes[k] += ev->weight;
   s->heap += ev->weight;
   s->live_blocks += n;
   s->ordinal++;
   block b = {ev->addr, ev->weight, s->ordinal << 16 | slot, (uint32_t)idx, n};
   if (ev->addr) table_insert_new(&s->live, &b);
-  s->last_alloc = ev->addr;
+  /* a block a realloc shrank in place is no allocation call, so no
+   * temporary allocation either (a site showed "1 temporary of 0
+   * allocations") */
+  s->last_alloc = counts ? ev->addr : 0;
 }
 
 static void new_max_check(state *s, uint64_t t) {

@@ -99,6 +99,10 @@ typedef struct hh_analysis {
    * run` does; estimated counts in a sampled trace), reallocs REALLOC
    * records; bytes_allocated includes the new sizes of reallocs. */
   uint64_t allocations, frees, reallocs;
+  /* Allocation calls: ALLOC records and the REALLOC records that moved or
+   * grew their block, what call sites, threads and the histogram count
+   * (estimated in a sampled trace); temporary allocations are among them. */
+  uint64_t allocation_calls;
   uint64_t bytes_allocated;
   uint64_t temporary;
   uint64_t peak_bytes, peak_blocks, peak_time_ns;

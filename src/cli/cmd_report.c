@@ -36,7 +36,6 @@ typedef struct ctx {
   hh_symbolizer *sym;
   FILE *out;
   size_t top, frames;
-  uint64_t calls; /* allocation calls of all sites (reallocs that move or grow included) */
 } ctx;
 
 static void warn_cb(void *arg, const char *message) {
@@ -71,7 +70,8 @@ static void text_site_line(const ctx *c, hh_cost cost, size_t rank, const hh_sit
               pct(s->peak_bytes, a->peak_bytes));
       break;
     case HH_COST_ALLOCATIONS:
-      fprintf(out, "%" PRIu64 " allocations, %.1f%% of all; ", s->allocations, pct(s->allocations, c->calls));
+      fprintf(out, "%" PRIu64 " allocations, %.1f%% of all; ", s->allocations,
+              pct(s->allocations, c->a->allocation_calls));
       put_bytes(out, s->bytes);
       fputs(" in all\n", out);
       break;
@@ -153,12 +153,16 @@ static void text_report(const ctx *c, const char *path) {
   fprintf(out, "  run time       %s\n", when(b1, sizeof b1, a->duration_ns));
   fprintf(out, "  allocations    %" PRIu64 "\n", a->allocations);
   fprintf(out, "  frees          %" PRIu64 "\n", a->frees);
-  fprintf(out, "  reallocs       %" PRIu64 "\n", a->reallocs);
+  if (a->allocation_calls > a->allocations)
+    fprintf(out, "  reallocs       %" PRIu64 " (%" PRIu64 " moved or grew a block: an allocation call)\n",
+            a->reallocs, a->allocation_calls - a->allocations);
+  else
+    fprintf(out, "  reallocs       %" PRIu64 "\n", a->reallocs);
   fputs("  allocated      ", out);
   put_bytes(out, a->bytes_allocated);
   fputc('\n', out);
-  fprintf(out, "  temporary      %" PRIu64 " (%.1f%% of allocations)\n", a->temporary,
-          pct(a->temporary, c->calls));
+  fprintf(out, "  temporary      %" PRIu64 " (%.1f%% of the %" PRIu64 " allocation calls)\n", a->temporary,
+          pct(a->temporary, a->allocation_calls), a->allocation_calls);
   fputs("  peak           ", out);
   put_bytes(out, a->peak_bytes);
   fprintf(out, " in %" PRIu64 " blocks at %s\n", a->peak_blocks, when(b2, sizeof b2, a->peak_time_ns));
@@ -282,13 +286,14 @@ static void json_report(const ctx *c, const char *path) {
   fputs("},\n", out);
   fprintf(out,
           "  \"totals\": {\"duration_ns\": %" PRIu64 ", \"events\": %" PRIu64 ", \"allocations\": %" PRIu64
-          ", \"frees\": %" PRIu64 ", \"reallocs\": %" PRIu64 ",\n    \"bytes_allocated\": %" PRIu64
-          ", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"peak_blocks\": %" PRIu64
-          ", \"peak_time_ns\": %" PRIu64 ",\n    \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64
-          ", \"unknown_frees\": %" PRIu64 ", \"peak_rss_bytes\": %" PRIu64 ", \"sites\": %zu},\n",
-          a->duration_ns, a->events, a->allocations, a->frees, a->reallocs, a->bytes_allocated, a->temporary,
-          a->peak_bytes, a->peak_blocks, a->peak_time_ns, a->leaked_bytes, a->leaked_blocks, a->unknown_frees,
-          a->peak_rss_bytes, a->nsites);
+          ", \"frees\": %" PRIu64 ", \"reallocs\": %" PRIu64 ", \"allocation_calls\": %" PRIu64
+          ",\n    \"bytes_allocated\": %" PRIu64 ", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
+          ", \"peak_blocks\": %" PRIu64 ", \"peak_time_ns\": %" PRIu64 ",\n    \"leaked_bytes\": %" PRIu64
+          ", \"leaked_blocks\": %" PRIu64 ", \"unknown_frees\": %" PRIu64 ", \"peak_rss_bytes\": %" PRIu64
+          ", \"sites\": %zu},\n",
+          a->duration_ns, a->events, a->allocations, a->frees, a->reallocs, a->allocation_calls,
+          a->bytes_allocated, a->temporary, a->peak_bytes, a->peak_blocks, a->peak_time_ns, a->leaked_bytes,
+          a->leaked_blocks, a->unknown_frees, a->peak_rss_bytes, a->nsites);
   fputs("  \"top\": {\n", out);
   json_ranking(c, HH_COST_PEAK, false);
   json_ranking(c, HH_COST_ALLOCATIONS, false);
@@ -342,8 +347,7 @@ int hh_cmd_report(int argc, char **argv) {
   hh_load_options opt = {.symbols = true, .status_later = true, .warn = warn_cb};
   int rc = hh_load("report", path, &opt, &l);
   if (rc != 0) return rc;
-  ctx c = {l.analysis, l.reader, l.sym, stdout, top, frames, 0};
-  for (size_t i = 0; i < l.analysis->nsites; i++) c.calls += l.analysis->sites[i].allocations;
+  ctx c = {l.analysis, l.reader, l.sym, stdout, top, frames};
   if (json)
     json_report(&c, path);
   else

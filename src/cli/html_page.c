@@ -2,7 +2,7 @@
  * analysis as one JSON object:
  *
  *   { "version": 1, "title", "command", "status", "sampled", "duration_ns",
- *     "totals": {allocations, frees, reallocs, bytes_allocated, temporary,
+ *     "totals": {allocations, frees, reallocs, allocation_calls, bytes_allocated, temporary,
  *                peak_bytes, peak_blocks, peak_time_ns, leaked_bytes, leaked_blocks},
  *     "sites": [{"id", "f": [frame index, innermost first], "a" allocations,
  *                "b" bytes, "t" temporary, "p" peak bytes, "pb" peak blocks,
@@ -395,6 +395,7 @@ static int write_data(FILE *out, const hh_html_input *in) {
       {"allocations", a->allocations},
       {"frees", a->frees},
       {"reallocs", a->reallocs},
+      {"allocation_calls", a->allocation_calls},
       {"bytes_allocated", a->bytes_allocated},
       {"temporary", a->temporary},
       {"peak_bytes", a->peak_bytes},

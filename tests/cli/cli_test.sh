@@ -188,6 +188,28 @@ WANT
     [ "$(grep -c '^alloc .* fn=malloc .*size=0 ' dump)" = 1 ] || fail "malloc(0): $(grep '^alloc' dump)"
     [ "$(grep -c '^alloc .* fn=pvalloc .*size=5000 ' dump)" = 1 ] || fail "pvalloc(5000): $(grep '^alloc' dump)"
     expect_line err "heaphook: 2 allocations, 2 frees, 0 reallocs; 4.9 KiB allocated in all"
+    # One count of allocation calls everywhere: allocations and the
+    # reallocs that moved or grew a block; temporary ones are among them.
+    # Before, the totals said 2, the sites, threads and flame graphs 3, the
+    # histogram 4, "temporary" was a share of the sites' sum, the HTML page's
+    # of the totals', and a shrinking realloc made "1 temporary of 0
+    # allocations".
+    "$hh" run -o r.hhtrace -- "$prog" realloc 2>/dev/null || fail "run known_allocs realloc"
+    "$hh" report r.hhtrace >rep 2>&1
+    expect_line rep "  reallocs       2 (1 moved or grew a block: an allocation call)"
+    expect_line rep "  temporary      3 (100.0% of the 3 allocation calls)"
+    "$hh" report --json --top 0 r.hhtrace >rep.json 2>&1
+    python3 - rep.json <<'PY' || fail "report --json counts: $(cat rep.json)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["totals"]
+assert (t["allocations"], t["reallocs"], t["allocation_calls"], t["temporary"]) == (2, 2, 3, 3), t
+assert sum(b["allocations"] for b in d["histogram"]) == 3, d["histogram"]
+assert sum(x["allocations"] for x in d["threads"]) == 3, d["threads"]
+sites = d["top"]["temporary"]["sites"]
+assert sum(x["allocations"] for x in d["top"]["allocations"]["sites"]) == 3
+assert len(sites) == 3 and all(x["temporary"] == x["allocations"] == 1 for x in sites), sites
+PY
     # --sample's summary gives the same estimates as the report (before,
     # it counted samples: 4887 "allocations (estimated from samples)" of
     # 200000), close to the truth

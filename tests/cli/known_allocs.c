@@ -44,9 +44,24 @@ static void zero(void) {
   free(pvalloc(5000));
 }
 
+/* known_allocs realloc: malloc(5000) shrunk in place to 100, then freed;
+ * malloc(100) grown to 6000, then freed. */
+static void reallocs(void) {
+  void *p = malloc(5000);
+  keep[0] = p = realloc(p, 100);
+  free(p);
+  void *q = malloc(100);
+  keep[1] = q = realloc(q, 6000);
+  free(q);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && argv[1][0] == 'm') {
     many();
+    return 0;
+  }
+  if (argc > 1 && argv[1][0] == 'r') {
+    reallocs();
     return 0;
   }
   if (argc > 1 && argv[1][0] == 'z') {

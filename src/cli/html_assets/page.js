@@ -155,7 +155,7 @@
     c.appendChild(card("allocations", "allocations", fmtCount(T.allocations),
       T.frees + " frees, " + T.reallocs + " reallocs"));
     c.appendChild(card("temporary", "temporary allocations", fmtCount(T.temporary),
-      pct(T.temporary, T.allocations) + " of all allocations"));
+      pct(T.temporary, T.allocation_calls) + " of the " + fmtCount(T.allocation_calls) + " allocation calls"));
     c.appendChild(card("bytes-allocated", "allocated in all", T.bytes_allocated + " bytes", fmtBytes(T.bytes_allocated)));
     c.appendChild(card("duration", "run time", fmtTime(D.duration_ns || 0), T.events ? T.events + " events" : ""));
     if (T.peak_rss_bytes) c.appendChild(card("peak-rss", "peak RSS", fmtBytes(T.peak_rss_bytes), T.peak_rss_bytes + " bytes"));
