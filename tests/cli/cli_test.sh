@@ -28,6 +28,11 @@ case $case_name in
     expect_rc 0 $? "run (default output)"
     ls heaplog.*.hhtrace >/dev/null 2>&1 || fail "no heaplog.<pid>.hhtrace written"
     expect_in err2 "heaphook: trace heaplog."
+    # the README's preload libraries, all in build/src/ (the tracer's drop-in
+    # was built in build/src/record/trace/, away from where the README said)
+    for lib in libheaphook.so libpreloaded_tlsf.so libpreloaded_heaptrack.so; do
+      [ -f "$(dirname "$hh")/../$lib" ] || fail "$lib is not next to libheaphook.so"
+    done
     ;;
   run_exec_chain)
     # Started through a wrapper that execs it (env here; shell scripts,
