@@ -9,7 +9,7 @@
 #include "load.h"
 
 static const char usage[] =
-    "usage: heaphook flame [--cost peak|allocations|temporary|leaked] [--svg] [-o OUT] TRACE\n"
+    "usage: heaphook flame [--cost peak|allocations|temporary|leaked|bytes] [--svg] [-o OUT] TRACE\n"
     "\n"
     "Writes every call site's stack, outermost frame first, with its cost:\n"
     "  main;parse;read_line 4096\n"

@@ -27,7 +27,7 @@ static const char usage[] =
     "options:\n"
     "  --json       the same content as JSON (schema: docs/report-json.md)\n"
     "  --top N      call sites per list (default 10; 0: all)\n"
-    "  --frames N   stack frames shown per call site in the text report (default 5)\n"
+    "  --frames N   stack frames shown per call site in the text report (default 5; 0: all)\n"
     "  -h, --help   this help\n";
 
 typedef struct ctx {
@@ -188,12 +188,18 @@ static void text_report(const ctx *c, const char *path) {
   for (unsigned k = 0; k < HH_HISTOGRAM_BUCKETS; k++)
     if (a->histogram.count[k] > maxc) maxc = a->histogram.count[k];
   if (!maxc) fputs("  none\n", out);
+  int width = 20; /* the widest label, so that the columns line up */
+  for (unsigned k = 0; k < HH_HISTOGRAM_BUCKETS; k++) {
+    char label[80];
+    histogram_label(label, sizeof label, k);
+    if (a->histogram.count[k] && (int)strlen(label) > width) width = (int)strlen(label);
+  }
   for (unsigned k = 0; k < HH_HISTOGRAM_BUCKETS; k++) {
     if (!a->histogram.count[k]) continue;
     char label[80];
     histogram_label(label, sizeof label, k);
     int bar = (int)((a->histogram.count[k] * 30 + maxc - 1) / maxc);
-    fprintf(out, "  %-20s %10" PRIu64 " allocations  %-30.*s  ", label, a->histogram.count[k], bar,
+    fprintf(out, "  %-*s %10" PRIu64 " allocations  %-30.*s  ", width, label, a->histogram.count[k], bar,
             "##############################");
     put_bytes(out, a->histogram.bytes[k]);
     fputc('\n', out);
