@@ -147,9 +147,8 @@ int hh_cmd_run(int argc, char **argv) {
   char **prog = argv + optind;
 
   char real[PATH_MAX], lib[PATH_MAX], why[PATH_MAX + 128];
-  if (hh_run_find_library(real, sizeof real) != 0) {
-    hh_cli_error("run",
-                 "cannot find the tracer library libheaphook.so next to this program; set HEAPHOOK_LIBRARY");
+  if (hh_run_find_library(real, sizeof real, why, sizeof why) != 0) {
+    hh_cli_error("run", "%s", why);
     return HH_EXIT_FAIL;
   }
   if (hh_run_preload_path(real, lib, sizeof lib, why, sizeof why) != 0) {

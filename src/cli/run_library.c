@@ -17,17 +17,43 @@
 #define XXH_INLINE_ALL /* header only, as in src/trace/format.h */
 #include <xxhash.h>
 
-int hh_run_find_library(char *out, size_t size) {
+/* path is an ELF shared object (what LD_PRELOAD loads). */
+static bool shared_object(const char *path) {
+  unsigned char h[18];
+  FILE *f = fopen(path, "rbe");
+  if (!f) return false;
+  bool ok = fread(h, 1, sizeof h, f) == sizeof h && memcmp(h, "\177ELF", 4) == 0 && h[16] == 3 && h[17] == 0;
+  fclose(f); /* (e_type ET_DYN, little-endian) */
+  return ok;
+}
+
+int hh_run_find_library(char *out, size_t size, char *why, size_t why_size) {
   const char *env = getenv("HEAPHOOK_LIBRARY");
-  if (env && *env) {
-    snprintf(out, size, "%s", env);
-  } else {
-    char self[PATH_MAX];
-    if (!realpath("/proc/self/exe", self)) return -1;
-    snprintf(out, size, "%s/../libheaphook.so", dirname(self));
-  }
   char real[PATH_MAX];
-  if (!realpath(out, real) || access(real, R_OK) != 0) return -1;
+  if (env && *env) {
+    if (!realpath(env, real) || access(real, R_OK) != 0) {
+      snprintf(why, why_size, "HEAPHOOK_LIBRARY=%s: %s", env, strerror(errno));
+      return -1;
+    }
+    if (!shared_object(real)) {
+      snprintf(why, why_size, "HEAPHOOK_LIBRARY=%s is not a shared library", env);
+      return -1;
+    }
+  } else {
+    char self[PATH_MAX], lib[PATH_MAX + 32];
+    if (!realpath("/proc/self/exe", self)) {
+      snprintf(why, why_size, "cannot find this program's path: %s", strerror(errno));
+      return -1;
+    }
+    snprintf(lib, sizeof lib, "%s/../libheaphook.so", dirname(self));
+    if (!realpath(lib, real) || access(real, R_OK) != 0) {
+      snprintf(
+          why, why_size,
+          "cannot find the tracer library libheaphook.so next to this program (%s); set HEAPHOOK_LIBRARY",
+          lib);
+      return -1;
+    }
+  }
   snprintf(out, size, "%s", real);
   return 0;
 }

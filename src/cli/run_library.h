@@ -6,8 +6,9 @@
 #include <stddef.h>
 
 /* The library's real path: $HEAPHOOK_LIBRARY, else ../libheaphook.so next
- * to this executable. 0, or -1 when it is missing or unreadable. */
-int hh_run_find_library(char *out, size_t size);
+ * to this executable. 0, or -1 with the reason in why (missing,
+ * unreadable, not a shared library). */
+int hh_run_find_library(char *out, size_t size, char *why, size_t why_size);
 
 /* A path to lib that LD_PRELOAD does not split. The loader splits it at
  * spaces and colons, with no way to quote them; a library under such a

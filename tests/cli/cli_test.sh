@@ -344,6 +344,16 @@ PY
     one 2 "heaphook report: unknown option -x (heaphook report --help)" report --json -x x
     one 2 "heaphook report: --top needs a value (heaphook report --help)" report x --top
     one 2 "heaphook plot: -o needs a value (heaphook plot --help)" plot x -o
+    # HEAPHOOK_LIBRARY named (before: "cannot find ... next to this
+    # program; set HEAPHOOK_LIBRARY" when it was set; a text file ran the
+    # program untraced with the loader's error and exit status 0)
+    for lib in /nonexistent.so /etc/passwd; do
+      env HEAPHOOK_LIBRARY=$lib "$hh" run -- true >out 2>err
+      expect_rc 1 $? "run with HEAPHOOK_LIBRARY=$lib"
+      want="heaphook run: HEAPHOOK_LIBRARY=$lib: No such file or directory"
+      [ $lib = /etc/passwd ] && want="heaphook run: HEAPHOOK_LIBRARY=$lib is not a shared library"
+      [ "$(cat err)" = "$want" ] || fail "HEAPHOOK_LIBRARY=$lib: $(cat err)"
+    done
     for cmd in "--help" "run --help" "dump --help" "help run"; do
       # shellcheck disable=SC2086
       "$hh" $cmd >out 2>err
