@@ -98,6 +98,15 @@ expect_error "INITIAL_MEMPOOL_SIZE=12X with HEAPHOOK_ALLOCATOR=tlsf" \
 expect_error "INITIAL_MEMPOOL_SIZE=3000000T (too large)" \
   "heaphook: INITIAL_MEMPOOL_SIZE=3000000T is too large (at most 2^61 bytes)" \
   "$tlsf" INITIAL_MEMPOOL_SIZE=3000000T
+# A pool too small to hold anything, or more than the machine will map: one
+# line each, with the reason (before: "errno 0", or a bare errno number,
+# then "allocator 'tlsf' failed to start").
+expect_error "INITIAL_MEMPOOL_SIZE=16 (too small)" \
+  "heaphook: INITIAL_MEMPOOL_SIZE=16 is too small for a pool: at least 80 bytes" \
+  "$tlsf" INITIAL_MEMPOOL_SIZE=16
+expect_error "INITIAL_MEMPOOL_SIZE=1000T (cannot be mapped)" \
+  "heaphook: tlsf: cannot map the initial pool of 1099511627776000 bytes (INITIAL_MEMPOOL_SIZE): Cannot allocate memory" \
+  "$tlsf" INITIAL_MEMPOOL_SIZE=1000T
 expect_error "HEAPHOOK_TLSF_MLOCK=maybe" \
   "heaphook: HEAPHOOK_TLSF_MLOCK=maybe is not a boolean (use 1/0, true/false, yes/no or on/off)" \
   "$tlsf" HEAPHOOK_TLSF_MLOCK=maybe

@@ -30,6 +30,7 @@
  * kernel, whose PI queue is ordered by priority and hands the lock straight
  * to its head while boosting the holder. So the highest-priority thread
  * waits at most: the spin + one critical section (one TLSF operation). */
+#define _GNU_SOURCE /* strerrordesc_np: a reason without allocating */
 #include "alloc/tlsf/tlsf_allocator.h"
 
 #include <errno.h>
@@ -618,10 +619,17 @@ static int tlsf_init(void) {
   lock_init();
   cache_init();
   g.tlsf = tlsf_create(g_control, sizeof g_control);
+  /* One line naming the variable and the reason, and the end (before:
+   * this line with "errno 0" for a pool too small, a bare errno number
+   * otherwise, and "allocator 'tlsf' failed to start" after it). */
+  if (g.initial != 0 && (g.initial & ~(size_t)15) < TLSF_POOL_OVERHEAD + 32 && !g.overridden)
+    hh__die("INITIAL_MEMPOOL_SIZE=%zu is too small for a pool: at least %zu bytes", g.initial,
+            (size_t)TLSF_POOL_OVERHEAD + 32);
   if (g.initial != 0 && !add_pool(g.initial)) {
-    hh__log("tlsf: cannot map the initial pool of %zu bytes (INITIAL_MEMPOOL_SIZE), errno %d", g.initial,
-            errno);
-    return -1;
+    int err = errno;
+    if (g.overridden) return -1; /* (a test's configuration) */
+    hh__die("tlsf: cannot map the initial pool of %zu bytes (INITIAL_MEMPOOL_SIZE): %s", g.initial,
+            err ? strerrordesc_np(err) : "too many pools");
   }
   if (g.mlock && g.mlock_failures != 0) {
     hh__log(
