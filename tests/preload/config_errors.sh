@@ -110,6 +110,12 @@ expect_error "INITIAL_MEMPOOL_SIZE=1000T (cannot be mapped)" \
 expect_error "HEAPHOOK_TLSF_MLOCK=maybe" \
   "heaphook: HEAPHOOK_TLSF_MLOCK=maybe is not a boolean (use 1/0, true/false, yes/no or on/off)" \
   "$tlsf" HEAPHOOK_TLSF_MLOCK=maybe
+# A value starting with '-' that is not the tracer's own mark of a false one
+# ("-", "-alse", "-o", "-ff"): the user's, and no boolean (before, it turned
+# tracing off silently in every process).
+expect_error "HEAPHOOK_TRACE_CHILDREN=-1" \
+  "heaphook: HEAPHOOK_TRACE_CHILDREN=-1: expected 1 or 0 (also true/false, yes/no, on/off)" \
+  "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/t.%p" HEAPHOOK_TRACE_CHILDREN=-1
 
 # Controls: the same program with valid settings runs main, quietly.
 expect_ok "valid: HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_STATS=off HEAPHOOK_RECORD=,counts,,usage,counts" \

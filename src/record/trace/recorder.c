@@ -824,6 +824,16 @@ void hh__trace_marker(const char *name) {
 
 /* ---- start ------------------------------------------------------------------------- */
 
+/* HEAPHOOK_TRACE_CHILDREN as an earlier process marked it: a false value
+ * ("0", "false", "no", "off") with its first character made '-'. Another
+ * value starting with '-' ("-1") is the user's, and checked as a boolean
+ * (before, it silently turned tracing off in every process). */
+static bool marked_off(const char *v) {
+  if (v[0] != '-') return false;
+  return v[1] == '\0' || strcasecmp(v + 1, "alse") == 0 || strcasecmp(v + 1, "o") == 0 ||
+         strcasecmp(v + 1, "ff") == 0;
+}
+
 static int bool_option(const char *name, bool *out) {
   const char *v = hh__env_get(name);
   if (v == NULL || *v == '\0') return 0;
@@ -854,7 +864,7 @@ static int trace_start(void) {
    * variable (its value's first character becomes '-', in place: no
    * allocation) so that programs it execs, which inherit it, do not. */
   char *children = (char *)hh__env_get("HEAPHOOK_TRACE_CHILDREN");
-  if (children != NULL && children[0] == '-') return 0;
+  if (children != NULL && marked_off(children)) return 0;
   if (children != NULL && bool_option("HEAPHOOK_TRACE_CHILDREN", &o->children) != 0) return -1;
   if (!o->children && children != NULL) children[0] = '-';
 
