@@ -2,23 +2,29 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static void write_all(int fd, const char *buf, size_t len) {
+/* The first error of a write of hh__dprint's since the last look. */
+static _Atomic int dprint_error;
+
+/* 0, or the errno of the write that failed. */
+static int write_all(int fd, const char *buf, size_t len) {
   while (len > 0) {
     ssize_t n = write(fd, buf, len);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return;
+      return errno;
     }
     buf += n;
     len -= (size_t)n;
   }
+  return 0;
 }
 
-static void vprint(int fd, const char *prefix, const char *fmt, va_list ap, const char *suffix) {
+static int vprint(int fd, const char *prefix, const char *fmt, va_list ap, const char *suffix) {
   int saved = errno;
   char buf[HH_LOG_MAX + 128];
   size_t len = 0;
@@ -30,8 +36,9 @@ static void vprint(int fd, const char *prefix, const char *fmt, va_list ap, cons
   size_t slen = strlen(suffix);
   memcpy(buf + len, suffix, slen);
   len += slen;
-  write_all(fd, buf, len);
+  int err = write_all(fd, buf, len);
   errno = saved;
+  return err;
 }
 
 void hh__log(const char *fmt, ...) {
@@ -44,9 +51,13 @@ void hh__log(const char *fmt, ...) {
 void hh__dprint(int fd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vprint(fd, "", fmt, ap, "");
+  int err = vprint(fd, "", fmt, ap, "");
   va_end(ap);
+  int none = 0;
+  if (err != 0) atomic_compare_exchange_strong(&dprint_error, &none, err);
 }
+
+int hh__dprint_error(void) { return atomic_exchange(&dprint_error, 0); }
 
 void hh__die(const char *fmt, ...) {
   va_list ap;

@@ -18,6 +18,9 @@ void hh__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Writes fmt to fd as hh__log does, without the prefix or newline. */
 void hh__dprint(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The errno of the first hh__dprint whose write failed since the last
+ * call (0: none), and forgets it: a report to a full disk is said. */
+int hh__dprint_error(void);
 
 /* Prints the message like hh__log and ends the process with status 1,
  * without running atexit handlers (which may allocate). */

@@ -1,4 +1,5 @@
 /* Start-up and shutdown of the hook layer (see runtime.h). */
+#define _GNU_SOURCE /* strerrordesc_np */
 #include "runtime.h"
 
 #include <errno.h>
@@ -119,9 +120,7 @@ static hh_own_fd stderr_copy = HH_OWN_FD_INIT(HH_OWN_FD_STDERR);
 
 static void keep_stderr(void) {
   if (hh__rt.n_recorders == 0 && !hh__rt.stats) return;
-  const char *log = hh__env_get("HEAPHOOK_LOG");
-  if (log != NULL && *log != '\0') return;
-  int saved = errno;
+  int saved = errno; /* (also with HEAPHOOK_LOG: a failed write to it is said here) */
   int copy = fcntl(2, F_DUPFD_CLOEXEC, hh__own_fd_base(HH_OWN_FD_STDERR));
   if (copy < 0) copy = fcntl(2, F_DUPFD_CLOEXEC, 3);
   if (copy >= 0 && !hh__own_fd_add(copy, &stderr_copy)) close(copy); /* the register is full: fd 2 then */
@@ -204,15 +203,23 @@ void hh__shutdown(void) {
   hh__in_hook = true;
   if (was || report) {
     int fd = open_log();
+    hh__dprint_error(); /* (forgets older ones) */
     for (int i = 0; was && i < hh__rt.n_recorders; i++) {
       if (hh__rt.recorders[i]->stop != NULL) hh__rt.recorders[i]->stop(fd);
     }
     if (report) hh__rt.alloc->report(fd);
     const char *log = hh__env_get("HEAPHOOK_LOG");
-    if (log == NULL || *log == '\0')
+    int err = hh__dprint_error();
+    if (err == 0 && log != NULL && *log != '\0' && fd != 2 && close(fd) != 0) err = errno; /* NFS: at close */
+    if (err != 0 && log != NULL && *log != '\0' && fd != 2) {
+      /* said once, on the copy of stderr: the program may have closed fd 2
+       * (ls, and every GNU tool, do at exit) */
+      int w = hh__own_fd_use(&stderr_copy);
+      hh__dprint(w >= 0 ? w : 2, "heaphook: HEAPHOOK_LOG=%s: cannot write the report (%s); it is lost\n", log,
+                 strerrordesc_np(err));
       hh__own_fd_done(&stderr_copy);
-    else if (fd != 2)
-      close(fd);
+    }
+    if (log == NULL || *log == '\0') hh__own_fd_done(&stderr_copy);
   }
   hh__in_hook = false;
   errno = saved;

@@ -134,6 +134,18 @@ else
   fail "HEAPHOOK_LOG unopenable under a long path: expected first stderr line '$want', got '$(head -1 "$work/err")'"
 fi
 
+# A log that opens but cannot be written (a full disk): said in one line on
+# stderr, even by a program that closes its stderr at exit as GNU tools do
+# (before, the report was lost without a word).
+env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_STATS LD_PRELOAD="$heaphook" HEAPHOOK_RECORD=usage HEAPHOOK_LOG=/dev/full \
+  ls / >"$work/out" 2>"$work/err"
+want="heaphook: HEAPHOOK_LOG=/dev/full: cannot write the report (No space left on device); it is lost"
+if [ "$(cat "$work/err")" = "$want" ]; then
+  ok "HEAPHOOK_LOG on a full disk: one warning, on the copy of stderr"
+else
+  fail "HEAPHOOK_LOG on a full disk: expected stderr '$want', got '$(cat "$work/err")'"
+fi
+
 # ---- HEAPHOOK_RECORD=usage,counts: exact numbers ----------------------------
 # The probe's "usage N" makes N x malloc(1000), keeps them, frees N/2, and
 # does nothing else that allocates; "usage 0" is the baseline. The usage
