@@ -19,7 +19,7 @@
 # BENCH_SCALE_ITERS (2000000 per thread), BENCH_SCALE_REPS (3),
 # BENCH_THREADS ("1 2 4 ..." up to nproc), BENCH_PEER_DIR
 # (/usr/lib/x86_64-linux-gnu), BENCH_SKIP ("overhead latency scaling trace
-# sample codec report": any of these words skips that part).
+# sites sample codec report": any of these words skips that part).
 set -eu
 
 if [ $# -lt 1 ]; then
@@ -58,7 +58,7 @@ log() { echo "bench: $*" >&2; }
 
 # The bench programs: a build directory configured before bench/ existed
 # does not know them yet.
-TARGETS="hh_bench_overhead hh_bench_latency hh_bench_noise heaphook preloaded_tlsf"
+TARGETS="hh_bench_overhead hh_bench_latency hh_bench_noise hh_bench_sites heaphook preloaded_tlsf"
 # shellcheck disable=SC2086
 if ! cmake --build "$BUILD" --target $TARGETS >/dev/null 2>&1; then
   log "configuring $BUILD (it does not know the bench targets yet)"
@@ -202,6 +202,9 @@ cat "$OUTDIR/results.md"
 
 # ---- 4a. the tracer against heaptrack (BENCH_SKIP=trace skips)
 case " $SKIP " in *" trace "*) ;; *) { printf '\n'; "$SRC/bench/trace_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
+
+# ---- 4a''. many call stacks: a synthetic program and cc1 (BENCH_SKIP=sites skips)
+case " $SKIP " in *" sites "*) ;; *) { printf '\n'; "$SRC/bench/sites_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
 
 # ---- 4a'. sampled mode by sampling period (BENCH_SKIP=sample skips)
 case " $SKIP " in *" sample "*) ;; *) { printf '\n'; "$SRC/bench/sample_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
