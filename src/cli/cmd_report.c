@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "load.h"
 #include "report_common.h"
 
@@ -126,19 +127,20 @@ static void text_report(const ctx *c, const char *path) {
   const hh_analysis *a = c->a;
   FILE *out = c->out;
   const hh_trace_header *h = hh_reader_header(c->r);
-  char b1[64], b2[64];
+  char b1[64], b2[64], safe[1024]; /* safe: a program's text for the terminal (escape.h) */
   fprintf(out, "heaphook report: %s (pid %" PRIu32 ")\n", path, h->pid);
   const char *const *argv;
   const char *exe;
   int argc = hh_reader_command(c->r, &argv, &exe);
   if (argc > 0) {
     fputs("command:", out);
-    for (int i = 0; i < argc; i++) fprintf(out, " %s", argv[i]);
+    for (int i = 0; i < argc; i++) fprintf(out, " %s", hh_text_safe(argv[i], safe, sizeof safe));
     fputc('\n', out);
   }
   if (hh_reader_exec(c->r))
     fprintf(out, "exec'd: %s; the trace ends there (what was allocated then counts as leaked)\n",
-            hh_reader_exec(c->r)[0] ? hh_reader_exec(c->r) : "a program by descriptor");
+            hh_reader_exec(c->r)[0] ? hh_text_safe(hh_reader_exec(c->r), safe, sizeof safe)
+                                    : "a program by descriptor");
   if (a->status != HH_READ_OK)
     fprintf(out, "%s: %s; the numbers cover the run up to there\n",
             a->status == HH_READ_NO_END ? "warning" : "error", a->status_message);
@@ -210,9 +212,9 @@ static void text_report(const ctx *c, const char *path) {
   fprintf(out, "\nthreads (%zu):\n", a->nthreads);
   for (size_t i = 0; i < a->nthreads; i++) {
     const hh_thread_stats *t = &a->threads[i];
-    fprintf(out,
-            "  thread %" PRIu32 " \"%s\" (tid %" PRIu64 "): %" PRIu64 " allocations, %" PRIu64 " frees, ",
-            t->index, t->name ? t->name : "", t->tid, t->allocations, t->frees);
+    fprintf(
+        out, "  thread %" PRIu32 " \"%s\" (tid %" PRIu64 "): %" PRIu64 " allocations, %" PRIu64 " frees, ",
+        t->index, t->name ? hh_text_safe(t->name, safe, sizeof safe) : "", t->tid, t->allocations, t->frees);
     put_bytes(out, t->bytes);
     fputs(" allocated, ", out);
     put_bytes(out, t->peak_bytes);
@@ -223,7 +225,8 @@ static void text_report(const ctx *c, const char *path) {
 
   fprintf(out, "\nmarkers (%zu):\n", a->nmarkers);
   for (size_t i = 0; i < a->nmarkers; i++)
-    fprintf(out, "  %s  %s\n", when(b1, sizeof b1, a->markers[i].time_ns), a->markers[i].name);
+    fprintf(out, "  %s  %s\n", when(b1, sizeof b1, a->markers[i].time_ns),
+            hh_text_safe(a->markers[i].name, safe, sizeof safe));
 }
 
 /* ---- JSON ----------------------------------------------------------------- */

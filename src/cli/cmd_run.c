@@ -17,6 +17,7 @@
 
 #include "base/size.h"
 #include "cli.h"
+#include "escape.h"
 #include "run_library.h"
 #include "run_reach.h"
 #include "run_signals.h"
@@ -195,11 +196,16 @@ int hh_cmd_run(int argc, char **argv) {
     }
   }
 
+  /* The program's name as heaphook's lines show it (escape.h). */
+  char name_buf[PATH_MAX];
+  const char *name = hh_text_safe(prog[0], name_buf, sizeof name_buf);
+
   /* Said before it runs (it may run for hours); exec errors are exec's to say. */
-  char unreached[PATH_MAX + 64];
+  char unreached[PATH_MAX + 64], unreached_buf[PATH_MAX + 64];
   bool untraced = hh_run_unreachable(prog[0], unreached, sizeof unreached);
   if (untraced)
-    hh_cli_error("run", "%s: the loader does not preload the tracer into it, so it runs untraced", unreached);
+    hh_cli_error("run", "%s: the loader does not preload the tracer into it, so it runs untraced",
+                 hh_text_safe(unreached, unreached_buf, sizeof unreached_buf));
 
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -234,14 +240,14 @@ int hh_cmd_run(int argc, char **argv) {
     setenv("HEAPHOOK_TRACE_STACKS", stacks ? "1" : "0", 1);
     execvp(prog[0], prog);
     int e = errno;
-    fprintf(stderr, "heaphook run: cannot run %s: %s\n", prog[0], strerror(e));
+    fprintf(stderr, "heaphook run: cannot run %s: %s\n", name, strerror(e));
     _exit(e == ENOENT ? 127 : 126);
   }
   hh_run_signals_forward(pid);
   int status;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
-      hh_cli_error("run", "waiting for %s: %s", prog[0], strerror(errno));
+      hh_cli_error("run", "waiting for %s: %s", name, strerror(errno));
       return HH_EXIT_FAIL;
     }
   }
@@ -252,7 +258,7 @@ int hh_cmd_run(int argc, char **argv) {
   } else {
     int sig = WTERMSIG(status);
     code = 128 + sig;
-    fprintf(stderr, "heaphook: %s was killed by signal %d (%s)\n", prog[0], sig, strsignal(sig));
+    fprintf(stderr, "heaphook: %s was killed by signal %d (%s)\n", name, sig, strsignal(sig));
   }
 
   enum { CHAIN_MAX = 100 };
@@ -267,9 +273,8 @@ int hh_cmd_run(int argc, char **argv) {
      * said why), or the program never allocated before it ended (a shell
      * that only starts other programs and leaves by _exit) */
     if (code != 127 && code != 126 && !untraced) {
-      hh_cli_error("run",
-                   "no trace was written for %s (it made no allocation, or the tracer could not write)",
-                   prog[0]);
+      hh_cli_error(
+          "run", "no trace was written for %s (it made no allocation, or the tracer could not write)", name);
     }
     if (code != 127 && code != 126) print_descendants(pattern, pid, start_ns, true);
     free(paths);
@@ -298,11 +303,14 @@ int hh_cmd_run(int argc, char **argv) {
     hh_summary s;
     hh_summarize(r, &s);
     print_summary(shown(path), &s, r);
+    char exec_buf[PATH_MAX];
     if (hh_reader_exec(r))
       fprintf(stderr,
               "heaphook: note: %s then exec'd %s, which was not traced (a static or set-user-ID program, "
               "or HEAPHOOK_TRACE_CHILDREN=0)\n",
-              last, hh_reader_exec(r)[0] ? hh_reader_exec(r) : "a program by descriptor");
+              last,
+              hh_reader_exec(r)[0] ? hh_text_safe(hh_reader_exec(r), exec_buf, sizeof exec_buf)
+                                   : "a program by descriptor");
     hh_reader_close(r);
   }
   print_descendants(pattern, pid, start_ns, false);

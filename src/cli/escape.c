@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
 static size_t utf8_len(const unsigned char *s) {
@@ -95,4 +96,25 @@ void hh_xml_put_text(FILE *out, const char *s, unsigned flags) {
         fputc(!html && c < 0x20 && c != '\t' && c != '\n' ? '?' : c, out);
     }
   }
+}
+
+const char *hh_text_safe(const char *s, char *buf, size_t size) {
+  const unsigned char *p = (const unsigned char *)s;
+  bool clean = true;
+  for (const unsigned char *q = p; *q && clean; q++) clean = *q >= 0x20 && *q != 0x7f;
+  if (clean || size == 0) return s;
+  size_t n = 0;
+  for (; *p && n + 5 < size; p++) {
+    unsigned c = *p;
+    if (c >= 0x20 && c != 0x7f) {
+      buf[n++] = (char)c;
+    } else if (c == '\n' || c == '\t' || c == '\r') {
+      buf[n++] = '\\';
+      buf[n++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+    } else {
+      n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+    }
+  }
+  buf[n] = '\0';
+  return buf;
 }

@@ -32,4 +32,11 @@ enum {
  * say otherwise (HH_XML_HTML). */
 void hh_xml_put_text(FILE *out, const char *s, unsigned flags);
 
+/* s for a line of text on a terminal: as it is when it holds no control
+ * character, else copied into buf (size bytes) with \n, \t, \r and \xHH
+ * for the others (ESC included). A program's name, argv, thread names and
+ * markers are its own: a newline split heaphook's line in two, an escape
+ * sequence reached the terminal. */
+const char *hh_text_safe(const char *s, char *buf, size_t size);
+
 #endif

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "report_common.h"
 
+#include "escape.h"
+
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -61,14 +63,16 @@ size_t hh_report_frames(hh_symbolizer *sym, const hh_reader *r, uint64_t stack, 
 }
 
 void hh_report_put_frame(FILE *out, const hh_frame *f) {
+  char safe[1024]; /* names from the program's files, for the terminal (escape.h) */
   if (f->function)
-    fputs(f->function, out);
+    fputs(hh_text_safe(f->function, safe, sizeof safe), out);
   else
     fprintf(out, "0x%" PRIx64, f->ip);
   if (f->file)
-    fprintf(out, " (%s:%" PRIu32 ")", base_name(f->file), f->line);
+    fprintf(out, " (%s:%" PRIu32 ")", hh_text_safe(base_name(f->file), safe, sizeof safe), f->line);
   else if (f->module)
-    fprintf(out, " (%s+0x%" PRIx64 ")", base_name(f->module), f->module_offset);
+    fprintf(out, " (%s+0x%" PRIx64 ")", hh_text_safe(base_name(f->module), safe, sizeof safe),
+            f->module_offset);
   if (f->inlined) fputs(" [inlined]", out);
 }
 

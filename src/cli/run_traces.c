@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "trace/naming.h"
 #include "trace/reader.h"
 #include "trace/xalloc.h"
@@ -71,7 +72,8 @@ void hh_run_program(const char *path, char *out, size_t size) {
     const char *exe;
     hh_reader_command(r, &argv, &exe);
     const char *slash = exe ? strrchr(exe, '/') : NULL;
-    snprintf(out, size, "%s", slash ? slash + 1 : exe && *exe ? exe : "?");
+    char safe[PATH_MAX]; /* for heaphook's lines (escape.h) */
+    snprintf(out, size, "%s", hh_text_safe(slash ? slash + 1 : exe && *exe ? exe : "?", safe, sizeof safe));
     break;
   }
   hh_reader_close(r);

@@ -361,6 +361,23 @@ PY
       expect_in out "usage: heaphook"
     done
     ;;
+  control_chars)
+    # A program's own text (its name, argv, markers, thread names) with
+    # control characters: escaped in heaphook's lines, not written raw (a
+    # newline split the line in two; ESC reached the terminal).
+    odd=$(printf 'we\nird\033[31m')
+    cp "$prog" "./$odd"
+    "$hh" run -o c.hhtrace -- "./$odd" 3 >out 2>err
+    expect_rc 3 $? "run a program with control characters in its name"
+    "$hh" report c.hhtrace >rep 2>&1
+    expect_line rep 'command: ./we\nird\x1b[31m 3'
+    grep -q "$(printf '\033')" rep err && fail "an ESC reached the output"
+    sh -c 'kill -SEGV $$' 2>/dev/null # (a shell that can be killed)
+    cp /bin/sh "./$odd.sh"
+    "$hh" run -o k.hhtrace -- "./$odd.sh" -c 'kill -SEGV $$' >out 2>err
+    expect_rc 139 $? "a program with control characters in its name killed by SIGSEGV"
+    expect_line err 'heaphook: ./we\nird\x1b[31m.sh was killed by signal 11 (Segmentation fault)'
+    ;;
   stdout_errors)
     # What a command writes to standard output must get there: on a full
     # disk it says so and exits 1 (before: 0, the report or JSON lost, and
