@@ -644,22 +644,24 @@ PY
     done
     ;;
   many_sites)
-    # 600 call stacks in a loop, more than the stack cache holds: each
-    # allocation under its own stack, whichever way its miss was unwound
-    # (unw_backtrace or unw_step, stacks.c). Before, every miss stepped:
-    # this program took seconds under the tracer (two system calls per
-    # frame), now about what it takes under heaptrack.
-    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/s.hhtrace" "$HH_MANY_SITES" ||
-      fail "exit status $?"
+    # 1200 call stacks in turn (bench/sites.c), more than the stack cache
+    # holds: each allocation under its own stack, whichever way its miss
+    # was unwound (unw_backtrace or unw_step, stacks.c). Before, every miss
+    # stepped: such a program took ~10x longer under the tracer than under
+    # heaptrack (two system calls per frame), now about half heaptrack's time
+    # (bench/sites_bench.sh).
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/s.hhtrace" "$HH_MANY_SITES" --rounds 20 \
+      >/dev/null || fail "exit status $?"
     dump s.hhtrace d.txt
     status_ok d.txt
-    expect 24000 d.txt "alloc malloc T="
-    grep '^alloc ' d.txt | sed 's/.* stack=//' | sort | uniq -c >stacks.txt
-    [ "$(wc -l <stacks.txt)" = 600 ] || fail "$(wc -l <stacks.txt) distinct stacks, not 600: $(head -3 stacks.txt)"
-    [ "$(awk '$1 != 40' stacks.txt | wc -l)" = 0 ] || fail "stacks not seen 40 times each: $(awk '$1 != 40' stacks.txt | head -3)"
+    # (and one more: printf's buffer)
+    expect 24000 d.txt "alloc malloc T=" "stack=walk@hh_trace_many_sites;"
+    grep '^alloc .* stack=walk@' d.txt | sed 's/.* stack=//' | sort | uniq -c >stacks.txt
+    [ "$(wc -l <stacks.txt)" = 1200 ] || fail "$(wc -l <stacks.txt) distinct stacks, not 1200: $(head -3 stacks.txt)"
+    [ "$(awk '$1 != 20' stacks.txt | wc -l)" = 0 ] || fail "stacks not seen 20 times each: $(awk '$1 != 20' stacks.txt | head -3)"
     # each names its entry function and the depth's walk frames, to main
-    for k in 0 17 29; do
-      for depth in 1 20; do
+    for k in 10 27 49; do
+      for depth in 1 30; do
         want="entry$k@hh_trace_many_sites;main@hh_trace_many_sites"
         walks=$(printf 'walk@hh_trace_many_sites;%.0s' $(seq 0 "$depth"))
         grep -qF " ${walks}${want}" stacks.txt || fail "no stack of entry$k at depth $depth: $(grep -F "entry$k@" stacks.txt | head -2)"
