@@ -22,13 +22,14 @@
  * entry is filled by the step-by-step unwind when it is empty, and after
  * that at every FILL_EVERY-th miss that lands on it (so that a new hot call
  * site takes the entry of one gone cold); the other misses take
- * unw_backtrace. (cc1 -O2 on a 1 MB C file, 0.22 s untraced: traced
- * 0.56 s filling at every 16th miss, 0.35 s at every 64th, 0.34 s at every
- * 256th; bench/sites_bench.sh measures it against heaptrack.) Before, every miss stepped: a program with
- * more call sites than the cache holds (cc1: 2.2 s of CPU traced against
- * heaptrack's 0.9; 448 sites in a loop: 3.5 s against 0.3) spent its time
- * in sigprocmask. Our own frames are skipped up to the one whose stack
- * pointer is the call site's (unw_step), or by address (unw_backtrace).
+ * unw_backtrace. (cc1 -O2 on a 1 MB C file, 0.22 s untraced: traced 0.56 s
+ * filling at every 16th miss, 0.35 s at every 64th, 0.34 s at every 256th;
+ * bench/sites_bench.sh measures it against heaptrack.) Before, every miss
+ * stepped: a program with more call sites than the cache holds (cc1: 2.2 s
+ * of CPU traced against heaptrack's 0.9; 448 sites in a loop: 3.5 s against
+ * 0.3) spent its time in sigprocmask. Our own frames are skipped up to the
+ * one whose stack pointer is the call site's (unw_step), or by address
+ * (unw_backtrace).
  *
  * The trie: a hash table (parent id, ip) -> id under the meta lock, which
  * also writes the STACK record of each new node into the process buffer, so
@@ -210,11 +211,18 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
   hh__tr_loader_enter();         /* libunwind looks for unwind tables with dl_iterate_phdr */
   hh__own_fd_claim = true;       /* and may open its pipe again (hh__tr_stacks_init) */
   int n = -1;
-  /* Filled when empty (or of an older generation), else now and then. */
-  if (e != NULL && e->cfa != 0 && e->gen == g && ++e->misses < FILL_EVERY) {
-    n = backtrace_frames(((const uintptr_t *)cfa)[-1], ips);
-    if (n <= 0) n = -1; /* (not this call's cfa, or nothing: step) */
-    e = NULL;
+  /* Filled when empty (or of an older generation), else now and then: the
+   * count starts again at each try, so a call site that cannot be cached
+   * (its return addresses not where calls put them) steps once in
+   * FILL_EVERY misses, not at every one after the first FILL_EVERY. */
+  if (e != NULL && e->cfa != 0 && e->gen == g) {
+    if (++e->misses < FILL_EVERY) {
+      n = backtrace_frames(((const uintptr_t *)cfa)[-1], ips);
+      if (n <= 0) n = -1; /* (not this call's cfa, or nothing: step) */
+      e = NULL;
+    } else {
+      e->misses = 0;
+    }
   }
   if (n < 0) n = unwind(cfa, ips, sps);
   if (n < 0) {
