@@ -158,7 +158,8 @@ static int fixed_owner(const char *numbered) {
       who = (pid_t)((uint32_t)h[16] | (uint32_t)h[17] << 8 | (uint32_t)h[18] << 16 | (uint32_t)h[19] << 24);
     close(fd);
   }
-  char pid[24], other[sizeof path];
+  static char other[sizeof path]; /* (with the header's lock: off the stack of any thread) */
+  char pid[24];
   if (who == getpid() || (expand(numbered, decimal((unsigned long)getpid(), pid), other, sizeof other) == 0 &&
                           access(other, F_OK) == 0))
     return 0;
@@ -192,7 +193,10 @@ static bool create_file(void) {
     pattern[sizeof pattern - 1] = '\0';
   }
   int seq = 0;
-  char fixed[sizeof path];
+  /* With the header's lock, off the stack of the thread (a fork may come
+   * from one with a small stack): the fixed path when another's file is
+   * there (said below), its numbered pattern. */
+  static char fixed[sizeof path], numbered[sizeof path]; /* (pattern's size: it is copied there) */
   fixed[0] = '\0';
   if (strstr(output, "%p") == NULL) { /* (not the directory's) */
     /* A fixed path: the first process's trace; the others follow its
@@ -202,7 +206,6 @@ static bool create_file(void) {
       return false;
     }
     if (try_create()) return true;
-    char numbered[sizeof pattern];
     if (errno != EEXIST || hh_trace_numbered(pattern, numbered, sizeof numbered) != 0) return false;
     int owner = fixed_owner(numbered);
     if (owner == 2) memcpy(fixed, path, sizeof fixed); /* said below */
