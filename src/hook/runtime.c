@@ -210,7 +210,7 @@ void hh__shutdown(void) {
     if (report) hh__rt.alloc->report(fd);
     const char *log = hh__env_get("HEAPHOOK_LOG");
     int err = hh__dprint_error();
-    if (err == 0 && log != NULL && *log != '\0' && fd != 2 && close(fd) != 0) err = errno; /* NFS: at close */
+    if (log != NULL && *log != '\0' && fd != 2 && close(fd) != 0 && err == 0) err = errno; /* NFS: at close */
     if (err != 0 && log != NULL && *log != '\0' && fd != 2) {
       /* said once, on the copy of stderr: the program may have closed fd 2
        * (ls, and every GNU tool, do at exit) */
