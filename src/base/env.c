@@ -14,7 +14,9 @@ const char *hh__env_get(const char *name) {
   if (env == NULL) return NULL;
   size_t len = strlen(name);
   for (; *env != NULL; env++) {
-    if (strncmp(*env, name, len) == 0 && (*env)[len] == '=') return *env + len + 1;
+    /* an empty value is as if the variable were unset, for every variable
+     * alike (HEAPHOOK_STATS= was refused, HEAPHOOK_TRACE_STACKS= taken) */
+    if (strncmp(*env, name, len) == 0 && (*env)[len] == '=') return (*env)[len + 1] ? *env + len + 1 : NULL;
   }
   return NULL;
 }

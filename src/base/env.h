@@ -9,8 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The value of variable name, or NULL when it is unset (or environ is not
- * set up yet). The pointer stays valid while the environment is unchanged. */
+/* The value of variable name, or NULL when it is unset, set to the empty
+ * string (as if unset), or environ is not set up yet. The pointer stays
+ * valid while the environment is unchanged. */
 const char *hh__env_get(const char *name);
 
 /* True when the process environment is readable (environ != NULL). */

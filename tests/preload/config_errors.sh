@@ -123,6 +123,12 @@ expect_ok "valid: HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_STATS=off HEAPHOOK_RECORD=,co
 expect_ok "valid: INITIAL_MEMPOOL_SIZE=8MiB ADDITIONAL_MEMPOOL_SIZE=0" \
   "$tlsf" INITIAL_MEMPOOL_SIZE=8MiB ADDITIONAL_MEMPOOL_SIZE=0
 expect_ok "valid: HEAPHOOK_ALLOCATOR=$simple" "$heaphook" HEAPHOOK_ALLOCATOR="$simple"
+# Empty values are as if unset, every variable alike (HEAPHOOK_STATS= and
+# INITIAL_MEMPOOL_SIZE= were refused, HEAPHOOK_TRACE_STACKS= taken).
+expect_ok "valid: empty values" "$tlsf" HEAPHOOK_STATS= INITIAL_MEMPOOL_SIZE= ADDITIONAL_MEMPOOL_SIZE= \
+  HEAPHOOK_TLSF_MLOCK= HEAPHOOK_ALLOCATOR= HEAPHOOK_RECORD= HEAPHOOK_LOG=
+expect_ok "valid: empty tracer values" "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/e.%p" \
+  HEAPHOOK_TRACE_STACKS= HEAPHOOK_TRACE_SAMPLE= HEAPHOOK_TRACE_CHILDREN=
 
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
