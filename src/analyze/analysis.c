@@ -444,16 +444,23 @@ static void on_event(state *s, const hh_event *ev) {
     }
     case HH_EV_REALLOC: {
       freeze(s);
-      a->reallocs++;
+      /* sampled: estimated by the new block's draw alone (its own, whatever
+       * the old block's), so a realloc whose new block was not drawn
+       * (weight 0) adds nothing */
+      a->reallocs += !s->sampled ? 1 : ev->weight ? est_count(s, ev->size, ev->weight) : 0;
       block *b = table_find(&s->live, ev->old_addr);
       bool counts = true;
       if (b) {
         counts = ev->addr != ev->old_addr || ev->weight > b->bytes; /* moved or grew */
         release(s, b, slot, false, b->addr == s->last_alloc);       /* not a free in the totals */
         s->last_alloc = 0;
+      } else if (s->sampled) {
+        counts = ev->addr != ev->old_addr; /* the old block was not sampled: moved, or not known to grow */
       } else {
         a->unknown_frees++;
       }
+      /* sampled: the new block is not followed (trace-format.md, REALLOC) */
+      if (s->sampled && ev->weight == 0) break;
       block *dup = ev->addr != ev->old_addr ? table_find(&s->live, ev->addr) : NULL;
       if (dup) release(s, dup, slot, false, false);
       acquire(s, ev, slot, counts);

@@ -146,9 +146,7 @@ static void text_report(const ctx *c, const char *path) {
             a->status == HH_READ_NO_END ? "warning" : "error", a->status_message);
   if (a->sampled)
     fprintf(out,
-            "sampled trace (one sample per %" PRIu64
-            " bytes on average): bytes and counts are estimates; a realloc counts as an allocation or a free "
-            "where only one of its blocks was sampled\n",
+            "sampled trace (one sample per %" PRIu64 " bytes on average): bytes and counts are estimates\n",
             a->sample_bytes);
   if (a->late_events)
     fprintf(out, "warning: %" PRIu64 " events came too late to be put in time order\n", a->late_events);

@@ -101,10 +101,13 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
         live_put(&t, ev.addr, ev.weight, count);
         break;
       case HH_EV_REALLOC:
-        s->reallocs++;
+        /* sampled: the old block may not have been sampled, and a weight
+         * of 0 says the new one is not followed (trace-format.md) */
+        s->reallocs += !s->sampled ? 1 : ev.weight ? hh_event_count(true, ev.size, ev.weight) : 0;
         s->allocated_bytes += ev.weight;
-        if (!live_del(&t, ev.old_addr)) s->unknown_frees++;
-        live_put(&t, ev.addr, ev.weight, hh_event_count(s->sampled, ev.size, ev.weight));
+        if (!live_del(&t, ev.old_addr) && !s->sampled) s->unknown_frees++;
+        if (!s->sampled || ev.weight != 0)
+          live_put(&t, ev.addr, ev.weight, hh_event_count(s->sampled, ev.size, ev.weight));
         break;
       case HH_EV_FREE:
         count = live_del(&t, ev.addr);

@@ -55,9 +55,25 @@ static void reallocs(void) {
   free(q);
 }
 
+/* known_allocs grow: 200000 x malloc(64), grown by realloc, then freed:
+ * for sampled runs, whose estimates of all three counts must be near
+ * 200000. */
+static void grow_many(void) {
+  for (int i = 0; i < 200000; i++) {
+    char *p = malloc(64);
+    p = realloc(p, 64 + (size_t)(i % 64) * 16);
+    keep[0] = p;
+    free(p);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && argv[1][0] == 'm') {
     many();
+    return 0;
+  }
+  if (argc > 1 && argv[1][0] == 'g') {
+    grow_many();
     return 0;
   }
   if (argc > 1 && argv[1][0] == 'r') {

@@ -149,8 +149,10 @@ case $what in
       awk '$2 < $1 || ($1 < 64 && ($2 < 4096 || $2 > 4200)) { n++ } END { print n + 0 }')
     [ "$bad" = 0 ] || fail "$bad samples with a wrong weight"
     [ "$(grep -c '^free ' s.txt)" -le "$allocs" ] || fail "more frees than sampled blocks"
-    # Exact: a free or realloc is recorded for a live sampled block only, and
-    # every sampled block of known.c's functions (which free all they
+    # Exact: a free is recorded for a live sampled block only; a realloc for
+    # one, or for a new block drawn (weight > 0) when the old one was not
+    # sampled; a realloc's new block not drawn (weight 0) is followed no
+    # more. Every sampled block of known.c's functions (which free all they
     # allocate) is freed once. Periods of 512 B and 4 KiB: most and few of the
     # allocations sampled. The hook's sampler runs inline in the exported
     # functions, on glibc, and behind the hook layer, on TLSF.
@@ -164,7 +166,8 @@ case $what in
       res=$(awk '
         function val(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
         /^alloc / { n++; live[val("ptr")] = $0 }
-        /^realloc / { n++; o = val("old"); if (!(o in live)) bad++; delete live[o]; live[val("ptr")] = $0 }
+        /^realloc / { n++; o = val("old"); w = val("weight")
+                      if (!(o in live) && w == 0) bad++; delete live[o]; if (w != 0) live[val("ptr")] = $0 }
         /^free / { f++; p = val("ptr"); if (!(p in live)) bad++; delete live[p] }
         END { for (p in live) if (live[p] ~ /(alpha|beta)_[a-z]+@hh_trace_known/) kept++; print n + 0, f + 0, bad + 0, kept + 0 }' x.txt)
       set -- $res

@@ -548,12 +548,18 @@ static void trace_on_realloc(const hh_event *ev, void *slot) {
   tstate *ts = thread_state();
   if (ts == NULL) return;
   bool was = ts->rt_old, is = ts->rt_new;
-  if (was && is) {
+  /* Sampled mode draws a realloc's new block on its own, as a new block's
+   * (each block is sampled at its birth): the REALLOC record then says
+   * which of the two blocks the trace follows. The old one is unknown to
+   * the trace when it was not sampled; a weight of 0 says the new one is
+   * not followed. Until 2026-11-24 these were an ALLOC and a FREE, which
+   * the reports counted as calls to malloc and free (docs/report-json.md). */
+  if (was || is) {
     uint8_t *p = ev_begin(ts, ts->rt_time);
     if (p == NULL) return;
-    if (ts->rt_weight != 0) {
+    if (hh__tr_opt.sample != 0) {
       *p++ = HH_REC_SAMPLE_WEIGHT;
-      p = hh__tr_varint(p, ts->rt_weight);
+      p = hh__tr_varint(p, is ? ts->rt_weight : 0);
     }
     *p++ = (uint8_t)(HH_REC_REALLOC + ev->fn);
     p = put_time(ts, p, ts->rt_time);
@@ -564,11 +570,6 @@ static void trace_on_realloc(const hh_event *ev, void *slot) {
     p = hh__tr_varint(p, ev->size);
     p = hh__tr_varint(p, ts->rt_stack);
     ev_end(ts, p);
-  } else if (is) {
-    /* Sampled now, not before: to the trace it is a new block. */
-    write_alloc(ts, ev, hh__tr_now(), ts->rt_stack, ts->rt_weight);
-  } else if (was) {
-    write_free(ts, ev->fn, ev->old_ptr, ts->rt_time);
   }
 }
 
