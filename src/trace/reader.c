@@ -636,6 +636,15 @@ static int damaged(hh_reader *r, const cursor *c, const uint8_t *at, const char 
   return -1;
 }
 
+/* No block is larger than an address space (2^57 bytes with 5-level
+ * paging): a larger size is damage. Before, a crafted trace with sizes near
+ * 2^64 was read as whole and wrapped the report's sums. (A sample's weight
+ * is not bounded so: a period may be set as large as the user likes.) */
+#define HH_SIZE_MAX (1ull << 57)
+static int too_large(hh_reader *r, const cursor *c, const uint8_t *at, const hh_event *ev) {
+  return damaged(r, c, at, "an allocation of %" PRIu64 " bytes, more than an address space", ev->size);
+}
+
 /* hh_get_varint with the common cases first: one byte, or ten bytes left
  * (no bound check per byte). */
 static inline int getv(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
@@ -1046,6 +1055,7 @@ static int decode_record(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) 
 event:
   ev->weight = c->has_weight ? c->weight : ev->size;
   c->has_weight = false;
+  if (ev->size > HH_SIZE_MAX) return too_large(r, c, rec, ev);
 event_noweight:
   ev->fn = (uint8_t)fn;
   if (pass != PASS_EVENTS && ev->stack && !stack_lookup(r, ev->stack) &&
@@ -1410,6 +1420,7 @@ allocated:
   ev->size = size;
   ev->weight = c->has_weight ? c->weight : size;
   c->has_weight = false;
+  if (ev->size > HH_SIZE_MAX) return too_large(r, c, rec, ev);
   if (ev->stack && !stack_lookup(r, ev->stack))
     return damaged(r, c, rec, "stack id %" PRIu64 " used before it was defined", ev->stack);
   goto event;

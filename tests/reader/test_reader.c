@@ -748,6 +748,12 @@ static void fill_weight_before_free(tb *b) {
   tb_free(b, 9, 6, 0x1000);
 }
 
+/* sizes near 2^64 wrapped the report's sums in a trace read as whole */
+static void fill_huge_size(tb *b) {
+  tb_alloc(b, 0, 5, 0x1000, 8, 0, 0);
+  tb_alloc(b, 0, 6, 0x2000, UINT64_MAX, 0, 0);
+}
+
 static void test_damaged_records(void **state) {
   (void)state;
   static const struct {
@@ -767,6 +773,7 @@ static void test_damaged_records(void **state) {
       {fill_stack_twice, "stack id 1 defined twice", 1},
       {fill_dangling_weight, "sample weight not followed by an allocation", 0},
       {fill_weight_before_free, "sample weight not followed by an allocation", 1},
+      {fill_huge_size, "an allocation of 18446744073709551615 bytes, more than an address space", 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     for (uint32_t enc = 0; enc < 2; enc++) {

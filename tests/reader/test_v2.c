@@ -581,6 +581,33 @@ static void thread_index_flips_are_damage(void **state) {
   tb_free_all(&v.file);
 }
 
+/* An event chunk with a size no address space holds: damage, the events
+ * before it read (sizes near 2^64 wrapped the report's sums). */
+static void huge_size_is_damage(void **state) {
+  (void)state;
+  v2file v;
+  v2_begin(&v, 0);
+  hh_tr_model *m = hh__tr_model_new();
+  rows_begin(&v, 1, 100);
+  tb_alloc(&v.rows, 0, 100, 0x10000, 24, 0, 0);
+  tb_alloc(&v.rows, 0, 101, 0x20000, UINT64_MAX - 7, 0, 0);
+  rows_end_fresh(&v, m, HH_CHUNK_RAW);
+  hh__tr_model_reset(m);
+  hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, NULL, 0);
+  assert_non_null(r);
+  hh_event ev;
+  size_t allocs = 0;
+  while (hh_reader_next(r, &ev)) allocs += ev.kind == HH_EV_ALLOC;
+  assert_int_equal(allocs, 1);
+  assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
+  if (!strstr(hh_reader_message(r),
+              "an allocation of 18446744073709551608 bytes, more than an address space"))
+    fail_msg("%s", hh_reader_message(r));
+  hh_reader_close(r);
+  v2_end(&v);
+  tb_free_all(&v.file);
+}
+
 /* ---- hostile: many threads, one tiny chunk each ------------------------------ */
 
 /* 40000 threads, each a chunk with one allocation and its free (about 50
@@ -705,6 +732,7 @@ int main(void) {
       cmocka_unit_test(provisional_chunks),
       cmocka_unit_test(checksums_by_version),
       cmocka_unit_test(thread_index_flips_are_damage),
+      cmocka_unit_test(huge_size_is_damage),
       cmocka_unit_test(hostile_many_threads),
       cmocka_unit_test(many_threads_many_classes),
       cmocka_unit_test(full_histories),
