@@ -1,6 +1,6 @@
 /* A program whose heap use is known exactly, for the heaphook command's
  * end-to-end tests. No stdio (its buffers would be allocations too).
- *   known_allocs [EXIT_STATUS]   (or "many", below)
+ *   known_allocs [EXIT_STATUS]   (or many, grow, realloc, zero: below)
  * allocates, in this order:
  *   alloc_small:   malloc(1000)           freed
  *   alloc_array:   calloc(10, 200)        leaked (2000 bytes)
@@ -67,22 +67,18 @@ static void grow_many(void) {
   }
 }
 
+/* The other programs, by the first letter of their name. */
+static const struct {
+  char name;
+  void (*run)(void);
+} modes[] = {{'m', many}, {'g', grow_many}, {'r', reallocs}, {'z', zero}};
+
 int main(int argc, char **argv) {
-  if (argc > 1 && argv[1][0] == 'm') {
-    many();
-    return 0;
-  }
-  if (argc > 1 && argv[1][0] == 'g') {
-    grow_many();
-    return 0;
-  }
-  if (argc > 1 && argv[1][0] == 'r') {
-    reallocs();
-    return 0;
-  }
-  if (argc > 1 && argv[1][0] == 'z') {
-    zero();
-    return 0;
+  for (size_t i = 0; argc > 1 && i < sizeof modes / sizeof *modes; i++) {
+    if (argv[1][0] == modes[i].name) {
+      modes[i].run();
+      return 0;
+    }
   }
   keep[0] = alloc_small();
   keep[1] = alloc_array();
