@@ -24,10 +24,12 @@ int hh_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Prints "heaphook[ cmd]: <message>" to stderr. */
 void hh_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* After getopt_long returned c, '?' or ':': the option it could not take,
- * as the user wrote it ("-x" inside a cluster too, "--name" without its
- * "=value"), in buf. */
-const char *hh_cli_bad_option(char **argv, int c, char *buf, size_t size);
+struct option;
+/* After getopt_long returned c, '?' or ':': what was wrong with the option
+ * it could not take, as the user wrote it ("unknown option -x", also
+ * inside a cluster; "--json takes no value"; "--top needs a value"), in
+ * buf. */
+const char *hh_cli_option_error(char **argv, int c, const struct option *longopts, char *buf, size_t size);
 
 /* Option parsing for the commands that read traces: getopt_long over
  * argv[1..] (from the start on the first call), with -h/--help, an option

@@ -132,15 +132,10 @@ int hh_cmd_run(int argc, char **argv) {
       case 'h':
         fputs(usage, stdout);
         return HH_EXIT_OK;
-      case ':': {
-        char buf[256];
-        return hh_cli_usage_error("run", usage, "%s needs a value",
-                                  hh_cli_bad_option(argv, ':', buf, sizeof buf));
-      }
+      case ':':
       default: {
         char buf[256];
-        return hh_cli_usage_error("run", usage, "unknown option %s",
-                                  hh_cli_bad_option(argv, '?', buf, sizeof buf));
+        return hh_cli_usage_error("run", usage, "%s", hh_cli_option_error(argv, c, opts, buf, sizeof buf));
       }
     }
   }
@@ -244,14 +239,23 @@ int hh_cmd_run(int argc, char **argv) {
     _exit(e == ENOENT ? 127 : 126);
   }
   hh_run_signals_forward(pid);
+  /* Waited for without reaping first: until it is reaped, its pid is not
+   * another's, so a signal passed on meanwhile cannot reach a stranger. */
+  siginfo_t ended;
   int status;
-  while (waitpid(pid, &status, 0) < 0) {
+  while (waitid(P_PID, (id_t)pid, &ended, WEXITED | WNOWAIT) < 0) {
     if (errno != EINTR) {
       hh_cli_error("run", "waiting for %s: %s", name, strerror(errno));
       return HH_EXIT_FAIL;
     }
   }
   hh_run_signals_restore();
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      hh_cli_error("run", "waiting for %s: %s", name, strerror(errno));
+      return HH_EXIT_FAIL;
+    }
+  }
   int code;
   if (WIFEXITED(status)) {
     code = WEXITSTATUS(status);

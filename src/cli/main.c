@@ -116,19 +116,33 @@ int hh_cli_usage_error(const char *cmd, const char *usage_text, const char *fmt,
   return HH_EXIT_USAGE;
 }
 
-/* The option getopt could not take. '?': an unknown short option (optopt,
- * also inside a cluster such as -Jx, where argv[optind - 1] is not it) or
- * an unknown long one (optopt 0: argv[optind - 1]). ':': a value missing,
- * which happens only at the end, so argv[optind - 1] holds the option:
- * "--name" as written, or a short one (optopt) alone or ending a cluster.
- * buf gets the name, without a value given with '='. */
-const char *hh_cli_bad_option(char **argv, int c, char *buf, size_t size) {
+/* What was wrong with the option getopt could not take (c: '?' or ':').
+ * A long one is argv[optind - 1] ("--name" or "--name=value"): unknown
+ * (optopt 0), given a value it takes none of, or missing its value (which
+ * happens only at the end). A short one is optopt, also inside a cluster
+ * such as -jx, where argv[optind - 1] is another argument. */
+const char *hh_cli_option_error(char **argv, int c, const struct option *longopts, char *buf, size_t size) {
   const char *arg = argv[optind - 1];
-  bool is_long = strncmp(arg, "--", 2) == 0;
-  if ((c == '?' && optopt == 0) || (c == ':' && is_long))
-    snprintf(buf, size, "%.*s", (int)strcspn(arg, "="), arg); /* not its value */
-  else
-    snprintf(buf, size, "-%c", optopt);
+  if (strncmp(arg, "--", 2) == 0) {
+    int len = (int)strcspn(arg, "=");
+    const struct option *o = longopts;
+    while (o && o->name && !(strncmp(o->name, arg + 2, (size_t)len - 2) == 0 && o->name[len - 2] == '\0'))
+      o++;
+    bool known = o && o->name;
+    if (c == '?' && !known && optopt == 0) {
+      snprintf(buf, size, "unknown option %.*s", len, arg);
+      return buf;
+    }
+    if (c == '?' && known && arg[len] == '=' && o->has_arg == no_argument) {
+      snprintf(buf, size, "%.*s takes no value", len, arg);
+      return buf;
+    }
+    if (c == ':' && known) {
+      snprintf(buf, size, "%.*s needs a value", len, arg);
+      return buf;
+    }
+  }
+  snprintf(buf, size, c == ':' ? "-%c needs a value" : "unknown option -%c", optopt);
   return buf;
 }
 
@@ -144,16 +158,11 @@ int hh_cli_getopt(hh_cli_args *a, const char *shortopts, const struct option *lo
       fputs(a->usage, stdout);
       a->status = HH_EXIT_OK;
       return HH_CLI_STOP;
-    case ':': {
-      char buf[256];
-      a->status = hh_cli_usage_error(a->cmd, a->usage, "%s needs a value",
-                                     hh_cli_bad_option(a->argv, c, buf, sizeof buf));
-      return HH_CLI_STOP;
-    }
+    case ':':
     case '?': {
       char buf[256];
-      a->status = hh_cli_usage_error(a->cmd, a->usage, "unknown option %s",
-                                     hh_cli_bad_option(a->argv, c, buf, sizeof buf));
+      a->status = hh_cli_usage_error(a->cmd, a->usage, "%s",
+                                     hh_cli_option_error(a->argv, c, longopts, buf, sizeof buf));
       return HH_CLI_STOP;
     }
     default:

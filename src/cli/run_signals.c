@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "run_signals.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 
@@ -14,8 +15,14 @@ static volatile sig_atomic_t child;
 
 static void pass_on(int sig, siginfo_t *info, void *context) {
   (void)context;
-  /* SI_KERNEL: the terminal's, which the program got too */
+  int saved = errno;
+  /* SI_KERNEL: the terminal's, which the program got too. One a process
+   * sent to the whole group (timeout's kill(0, sig), kill -- -PGID) reached
+   * the program as well, and reaches it twice: it cannot be told from one
+   * sent to heaphook alone (a shell's kill $!, from the same group), which
+   * must be passed on. */
   if (info->si_code != SI_KERNEL && child > 0) kill((pid_t)child, sig);
+  errno = saved;
 }
 
 void hh_run_signals_hold(void) {

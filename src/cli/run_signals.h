@@ -5,7 +5,9 @@
  * Ctrl-\, a hang-up) reaches the program by itself, as it does every
  * process of the foreground group, and heaphook ignores it, as system(3)
  * does. A signal heaphook was started ignoring (nohup's SIGHUP, a
- * background job's SIGINT) stays ignored, as the program inherits it. */
+ * background job's SIGINT) stays ignored, as the program inherits it. A
+ * signal a process sends to the whole process group (timeout's kill(0),
+ * kill -- -PGID) reaches the program twice: directly, and passed on. */
 #ifndef HH_CLI_RUN_SIGNALS_H
 #define HH_CLI_RUN_SIGNALS_H
 

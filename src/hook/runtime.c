@@ -119,8 +119,15 @@ static int choose_path(void) {
 static hh_own_fd stderr_copy = HH_OWN_FD_INIT(HH_OWN_FD_STDERR);
 
 static void keep_stderr(void) {
-  if (hh__rt.n_recorders == 0 && !hh__rt.stats) return;
-  int saved = errno; /* (also with HEAPHOOK_LOG: a failed write to it is said here) */
+  bool reports = hh__rt.stats;
+  for (int i = 0; i < hh__rt.n_recorders; i++) reports = reports || hh__rt.recorders[i]->reports;
+  /* Not kept for the tracer alone (it reports nothing at exit), nor with
+   * HEAPHOOK_LOG: a daemon the program forks would hold the caller's stderr
+   * open for its whole life, and whoever reads it ($(prog 2>&1), ssh, CI
+   * logs) would wait for the daemon to end. */
+  const char *log = hh__env_get("HEAPHOOK_LOG");
+  if (!reports || log != NULL) return;
+  int saved = errno;
   int copy = fcntl(2, F_DUPFD_CLOEXEC, hh__own_fd_base(HH_OWN_FD_STDERR));
   if (copy < 0) copy = fcntl(2, F_DUPFD_CLOEXEC, 3);
   if (copy >= 0 && !hh__own_fd_add(copy, &stderr_copy)) close(copy); /* the register is full: fd 2 then */
@@ -211,14 +218,11 @@ void hh__shutdown(void) {
     const char *log = hh__env_get("HEAPHOOK_LOG");
     int err = hh__dprint_error();
     if (log != NULL && *log != '\0' && fd != 2 && close(fd) != 0 && err == 0) err = errno; /* NFS: at close */
-    if (err != 0 && log != NULL && *log != '\0' && fd != 2) {
-      /* said once, on the copy of stderr: the program may have closed fd 2
-       * (ls, and every GNU tool, do at exit) */
-      int w = hh__own_fd_use(&stderr_copy);
-      hh__dprint(w >= 0 ? w : 2, "heaphook: HEAPHOOK_LOG=%s: cannot write the report (%s); it is lost\n", log,
+    /* said once on stderr, if the program has not closed it (GNU tools
+     * close fd 2 at exit; no copy is kept with HEAPHOOK_LOG, keep_stderr) */
+    if (err != 0 && log != NULL && *log != '\0' && fd != 2)
+      hh__dprint(2, "heaphook: HEAPHOOK_LOG=%s: cannot write the report (%s); it is lost\n", log,
                  strerrordesc_np(err));
-      hh__own_fd_done(&stderr_copy);
-    }
     if (log == NULL || *log == '\0') hh__own_fd_done(&stderr_copy);
   }
   hh__in_hook = false;

@@ -47,4 +47,5 @@ const hh_recorder hh__counts_recorder = {
     .start = counts_start,
     .on_call = counts_on_call,
     .stop = counts_stop,
+    .reports = true,
 };

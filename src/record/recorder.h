@@ -89,6 +89,10 @@ typedef struct hh_recorder {
   /* At exit (library destructor): write the report, if any, to fd
    * (stderr, or the file HEAPHOOK_LOG names). Later calls are not recorded. */
   void (*stop)(int fd);
+  /* stop writes a report: the hook then keeps a copy of stderr from the
+   * start for it (when HEAPHOOK_LOG does not name a file), which the
+   * program's forked children hold too. */
+  bool reports;
 } hh_recorder;
 
 /* Largest number of recorders enabled together. */

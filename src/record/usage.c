@@ -75,4 +75,5 @@ const hh_recorder hh__usage_recorder = {
     .on_free = usage_on_free,
     .on_realloc = usage_on_realloc,
     .stop = usage_stop,
+    .reports = true,
 };

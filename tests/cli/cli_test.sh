@@ -358,6 +358,9 @@ PY
     one 2 "heaphook report: unknown option -x (heaphook report --help)" report --json -x x
     one 2 "heaphook report: --top needs a value (heaphook report --help)" report x --top
     one 2 "heaphook plot: -o needs a value (heaphook plot --help)" plot x -o
+    one 2 "heaphook report: --json takes no value (heaphook report --help)" report --json=1 x
+    one 2 "heaphook run: --no-stacks takes no value (heaphook run --help)" run --no-stacks=1 -- true
+    one 2 "heaphook report: unknown option -x (heaphook report --help)" report --top=5 -xj x
     # HEAPHOOK_LIBRARY named (before: "cannot find ... next to this
     # program; set HEAPHOOK_LIBRARY" when it was set; a text file ran the
     # program untraced with the loader's error and exit status 0)

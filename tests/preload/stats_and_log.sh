@@ -135,15 +135,15 @@ else
 fi
 
 # A log that opens but cannot be written (a full disk): said in one line on
-# stderr, even by a program that closes its stderr at exit as GNU tools do
-# (before, the report was lost without a word).
-env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_STATS LD_PRELOAD="$heaphook" HEAPHOOK_RECORD=usage HEAPHOOK_LOG=/dev/full \
-  ls / >"$work/out" 2>"$work/err"
+# stderr (before, the report was lost without a word). (No copy of stderr
+# is kept for it: a program that closes fd 2 at exit, as GNU tools do, hides
+# the line; runtime.c, keep_stderr.)
+run "$heaphook" HEAPHOOK_RECORD=usage HEAPHOOK_LOG=/dev/full -- usage 10
 want="heaphook: HEAPHOOK_LOG=/dev/full: cannot write the report (No space left on device); it is lost"
-if [ "$(cat "$work/err")" = "$want" ]; then
-  ok "HEAPHOOK_LOG on a full disk: one warning, on the copy of stderr"
+if [ "$(cat "$work/err")" = "$want" ] && [ "$(cat "$work/rc")" = 0 ]; then
+  ok "HEAPHOOK_LOG on a full disk: one warning"
 else
-  fail "HEAPHOOK_LOG on a full disk: expected stderr '$want', got '$(cat "$work/err")'"
+  fail "HEAPHOOK_LOG on a full disk: expected stderr '$want' and status 0, got '$(cat "$work/err")', $(cat "$work/rc")"
 fi
 
 # ---- HEAPHOOK_RECORD=usage,counts: exact numbers ----------------------------

@@ -278,7 +278,7 @@ case $what in
     env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/g.hhtrace" "$HH_FORK" >out 2>err ||
       fail "fixed path taken: exit status $?: $(cat err)"
     read -r _ child _ parent < <(grep '^child' out)
-    [ "$(cat err)" = "heaphook: trace $dir/g.hhtrace: the file exists and is not this run's; this process's trace is $dir/g.$parent.hhtrace" ] ||
+    [ "$(cat err)" = "heaphook: trace $dir/g.hhtrace: the file exists (an earlier run's, or another process's); this process's trace is $dir/g.$parent.hhtrace" ] ||
       fail "fixed path taken: stderr: $(cat err)"
     [ "$(ls g.*hhtrace | wc -l)" = 6 ] || fail "fixed path taken: traces $(ls g.*)"
     dump "g.$parent.1.hhtrace" ge.txt
@@ -596,7 +596,7 @@ PY
     pid=$!
     wait $pid || fail "exit status $? with an existing file"
     cmp -s o plain.out || fail "output changed with an existing file"
-    [ "$(cat e)" = "heaphook: trace $dir/exists.hhtrace: the file exists and is not this run's; this process's trace is $dir/exists.$pid.hhtrace" ] ||
+    [ "$(cat e)" = "heaphook: trace $dir/exists.hhtrace: the file exists (an earlier run's, or another process's); this process's trace is $dir/exists.$pid.hhtrace" ] ||
       fail "stderr with an existing file: $(cat e)"
     [ -s exists.hhtrace ] && fail "an existing file was written"
     dump "exists.$pid.hhtrace" x.txt
@@ -669,6 +669,25 @@ PY
         walks=$(printf 'walk@hh_trace_many_sites;%.0s' $(seq 0 "$depth"))
         grep -qF " ${walks}${want}" stacks.txt || fail "no stack of entry$k at depth $depth: $(grep -F "entry$k@" stacks.txt | head -2)"
       done
+    done
+    ;;
+  daemon_stderr)
+    # A daemon the program leaves holds no copy of the caller's stderr: the
+    # reader of $(prog 2>&1) sees the end when the program ends, while the
+    # daemon still runs. Before, with HEAPHOOK_LOG set (and for the tracer
+    # alone), heaphook kept a copy of stderr from the start, the daemon
+    # inherited it, and the reader waited for the daemon.
+    for cfg in "HEAPHOOK_RECORD=trace" "HEAPHOOK_RECORD=trace,usage HEAPHOOK_LOG=$dir/log.txt"; do
+      rm -f pid go
+      # shellcheck disable=SC2086
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_OUTPUT="$dir/t.%p.hhtrace" $cfg "$HH_DAEMON" "$dir/pid" "$dir/go" 2>&1 | cat >/dev/null
+      i=0
+      while [ ! -s pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+      daemon=$(cat pid 2>/dev/null)
+      [ -n "$daemon" ] || fail "$cfg: the daemon did not start"
+      kill -0 "$daemon" 2>/dev/null || fail "$cfg: the pipe stayed open until the daemon ended"
+      touch go
+      while kill -0 "$daemon" 2>/dev/null; do sleep 0.1; done
     done
     ;;
   realtime)

@@ -230,7 +230,9 @@ static bool create_file(void) {
     }
     if (try_create()) {
       if (fixed[0] != '\0')
-        hh__log("trace %s: the file exists and is not this run's; this process's trace is %s", fixed, path);
+        hh__log(
+            "trace %s: the file exists (an earlier run's, or another process's); this process's trace is %s",
+            fixed, path);
       return true;
     }
     if (errno != EEXIST) return false;
