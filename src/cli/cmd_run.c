@@ -23,6 +23,7 @@
 #include "run_signals.h"
 #include "run_traces.h"
 #include "summary.h"
+#include "trace/format.h"
 
 static const char usage[] =
     "usage: heaphook run [-o PATH] [--sample BYTES] [--no-stacks] -- PROGRAM [ARGS...]\n"
@@ -124,6 +125,8 @@ int hh_cmd_run(int argc, char **argv) {
         if (hh__parse_size(optarg, &v) != 0 || v == 0)
           return hh_cli_usage_error("run", usage, "--sample wants a size in bytes such as 512K, not \"%s\"",
                                     optarg);
+        if (v > HH_SAMPLE_PERIOD_MAX)
+          return hh_cli_usage_error("run", usage, "--sample %s: a period of at most 65536T (2^56 bytes)", optarg);
         sample = optarg;
         break;
       }

@@ -87,6 +87,18 @@ enum {
   HH_REC_EXEC = 0x49, /* version 4 */
 };
 
+/* Bounds a trace's sizes keep. No block is larger than an address space
+ * (2^57 bytes with 5-level paging); a sampling period is at most 2^56 bytes
+ * (64 PiB), so a sample's weight (size / P(sampled) <= size + period) is
+ * below 2^58; and all the bytes of a trace's allocations add up to less
+ * than 2^62, so that no sum a reader keeps can wrap (a real program would
+ * allocate for years to get there). A reader calls a trace past any of
+ * them damaged. */
+#define HH_SIZE_MAX (1ull << 57)
+#define HH_SAMPLE_PERIOD_MAX (1ull << 56)
+#define HH_WEIGHT_MAX (1ull << 58)
+#define HH_BYTES_TOTAL_MAX (1ull << 62)
+
 /* Hooked functions whose ALLOC record carries an alignment. */
 static inline int hh_trace_fn_has_align(unsigned fn) { return fn >= 4 && fn <= 8; }
 

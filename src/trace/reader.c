@@ -170,6 +170,7 @@ struct hh_reader {
   bool seen_end;
   uint64_t end_ticks, end_events;
   uint64_t end_chunk; /* the chunk END was in */
+  uint64_t bytes_total; /* the weights of the events handed out (HH_BYTES_TOTAL_MAX) */
 
   /* The file mapped (a regular file, as long as it was at open), or the
    * memory block: a chunk that lies in it whole is used where it is, not
@@ -636,13 +637,24 @@ static int damaged(hh_reader *r, const cursor *c, const uint8_t *at, const char 
   return -1;
 }
 
-/* No block is larger than an address space (2^57 bytes with 5-level
- * paging): a larger size is damage. Before, a crafted trace with sizes near
- * 2^64 was read as whole and wrapped the report's sums. (A sample's weight
- * is not bounded so: a period may be set as large as the user likes.) */
-#define HH_SIZE_MAX (1ull << 57)
+/* A size, a weight or a sum past the bounds of format.h is damage. Before,
+ * a crafted trace with sizes near 2^64 was read as whole and wrapped the
+ * report's sums; then sample weights near 2^64, or many sizes just under
+ * 2^57, still did. */
 static int too_large(hh_reader *r, const cursor *c, const uint8_t *at, const hh_event *ev) {
-  return damaged(r, c, at, "an allocation of %" PRIu64 " bytes, more than an address space", ev->size);
+  if (ev->size > HH_SIZE_MAX)
+    return damaged(r, c, at, "an allocation of %" PRIu64 " bytes, more than an address space", ev->size);
+  return damaged(r, c, at, "a sample weight of %" PRIu64 " bytes, more than a sampling period allows", ev->weight);
+}
+static inline bool size_ok(const hh_event *ev) { return ev->size <= HH_SIZE_MAX && ev->weight <= HH_WEIGHT_MAX; }
+
+/* Counts an event's bytes into the trace's total as it is handed out. */
+static int count_bytes(hh_reader *r, const cursor *c, const uint8_t *at, const hh_event *ev) {
+  if (ev->kind == HH_EV_FREE) return 1;
+  r->bytes_total += ev->weight; /* each < 2^58: no wrap before the test */
+  if (r->bytes_total > HH_BYTES_TOTAL_MAX)
+    return damaged(r, c, at, "the allocations add up to more than 2^62 bytes");
+  return 1;
 }
 
 /* hh_get_varint with the common cases first: one byte, or ten bytes left
@@ -1055,7 +1067,7 @@ static int decode_record(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) 
 event:
   ev->weight = c->has_weight ? c->weight : ev->size;
   c->has_weight = false;
-  if (ev->size > HH_SIZE_MAX) return too_large(r, c, rec, ev);
+  if (!size_ok(ev)) return too_large(r, c, rec, ev);
 event_noweight:
   ev->fn = (uint8_t)fn;
   if (pass != PASS_EVENTS && ev->stack && !stack_lookup(r, ev->stack) &&
@@ -1063,7 +1075,7 @@ event_noweight:
     return damaged(r, c, rec, "stack id %" PRIu64 " used before it was defined", ev->stack);
   if (pass == PASS_DEFS) return 0;
   ev->time = ticks_ns(r, c->time);
-  return 1;
+  return count_bytes(r, c, rec, ev);
 }
 
 /* ---- version-2 event chunks ------------------------------------------------
@@ -1420,7 +1432,7 @@ allocated:
   ev->size = size;
   ev->weight = c->has_weight ? c->weight : size;
   c->has_weight = false;
-  if (ev->size > HH_SIZE_MAX) return too_large(r, c, rec, ev);
+  if (!size_ok(ev)) return too_large(r, c, rec, ev);
   if (ev->stack && !stack_lookup(r, ev->stack))
     return damaged(r, c, rec, "stack id %" PRIu64 " used before it was defined", ev->stack);
   goto event;
@@ -1437,7 +1449,7 @@ event:
     c->model->skip--;
     return 0;
   }
-  return 1;
+  return count_bytes(r, c, rec, ev);
 }
 
 static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {

@@ -116,6 +116,13 @@ expect_error "HEAPHOOK_TLSF_MLOCK=maybe" \
 expect_error "HEAPHOOK_TRACE_CHILDREN=-1" \
   "heaphook: HEAPHOOK_TRACE_CHILDREN=-1: expected 1 or 0 (also true/false, yes/no, on/off)" \
   "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/t.%p" HEAPHOOK_TRACE_CHILDREN=-1
+# A period past 2^56 bytes: its samples' weights would pass the bound a
+# reader checks (trace/format.h), so the trace would read as damaged.
+expect_error "HEAPHOOK_TRACE_SAMPLE=65537T" \
+  "heaphook: HEAPHOOK_TRACE_SAMPLE=65537T: a period of at most 65536T (2^56 bytes)" \
+  "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/t.%p" HEAPHOOK_TRACE_SAMPLE=65537T
+expect_ok "valid: HEAPHOOK_TRACE_SAMPLE=65536T" \
+  "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/u.%p" HEAPHOOK_TRACE_SAMPLE=65536T
 
 # Controls: the same program with valid settings runs main, quietly.
 expect_ok "valid: HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_STATS=off HEAPHOOK_RECORD=,counts,,usage,counts" \

@@ -754,6 +754,16 @@ static void fill_huge_size(tb *b) {
   tb_alloc(b, 0, 6, 0x2000, UINT64_MAX, 0, 0);
 }
 
+/* then weights near 2^64, or many sizes just under 2^57, still did */
+static void fill_huge_weight(tb *b) {
+  tb_alloc(b, 0, 5, 0x1000, 8, 0, 0);
+  tb_weight(b, UINT64_MAX - 7);
+  tb_alloc(b, 0, 6, 0x2000, 8, 0, 0);
+}
+static void fill_huge_sum(tb *b) {
+  for (int i = 0; i < 40; i++) tb_alloc(b, 0, (uint64_t)i + 1, 0x1000 + 0x1000 * (uint64_t)i, 1ull << 57, 0, 0);
+}
+
 static void test_damaged_records(void **state) {
   (void)state;
   static const struct {
@@ -774,6 +784,8 @@ static void test_damaged_records(void **state) {
       {fill_dangling_weight, "sample weight not followed by an allocation", 0},
       {fill_weight_before_free, "sample weight not followed by an allocation", 1},
       {fill_huge_size, "an allocation of 18446744073709551615 bytes, more than an address space", 1},
+      {fill_huge_weight, "a sample weight of 18446744073709551608 bytes, more than a sampling period allows", 1},
+      {fill_huge_sum, "the allocations add up to more than 2^62 bytes", 32},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     for (uint32_t enc = 0; enc < 2; enc++) {

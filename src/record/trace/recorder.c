@@ -858,6 +858,10 @@ static int trace_start(void) {
           s);
       return -1;
     }
+    if (bytes > HH_SAMPLE_PERIOD_MAX) {
+      hh__log("HEAPHOOK_TRACE_SAMPLE=%s: a period of at most 65536T (2^56 bytes)", s);
+      return -1;
+    }
     o->sample = bytes;
   }
   if (bool_option("HEAPHOOK_TRACE_STACKS", &o->stacks) != 0) return -1;
