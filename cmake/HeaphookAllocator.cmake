@@ -28,6 +28,7 @@ function(heaphook_add_allocator name)
   add_library(${name} SHARED ${A_SOURCES}
     ${HEAPHOOK_SOURCE_DIR}/src/hook/entry.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/exec.c
+    ${HEAPHOOK_SOURCE_DIR}/src/hook/dl.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/exit.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/fds.c
     ${HEAPHOOK_SOURCE_DIR}/src/preload/select_fixed.c)

@@ -671,6 +671,62 @@ PY
       done
     done
     ;;
+  dl_reuse)
+    # Two plugins of the same layout loaded in turn where the other was
+    # (dlclose, then dlopen: the loader reuses the base), called from one
+    # call site. Before, the second's allocations were named after the
+    # first's functions (same return addresses, same stack ids, and its
+    # MODULE_LOAD came before the UNLOAD of the first, which the reader
+    # applied to it).
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/r.%p.hhtrace" \
+      "$HH_DL_REUSE" "$HH_DL_ALPHA" "$HH_DL_BRAVO" >out 2>err || fail "exit status $?: $(cat err)"
+    [ -s err ] && fail "stderr: $(cat err)"
+    [ "$(awk '$1 == "base" { print $3 }' out | sort -u | wc -l)" = 1 ] ||
+      fail "the loader put the plugins at different bases, so this test tests nothing: $(cat out)"
+    t=$(one_file "$dir/r.*.hhtrace")
+    dump "$t" r.txt
+    expect 3 r.txt "alloc malloc T=1 size=111 " "stack=alpha_alloc@libhh_trace_dl_alpha.so;work@libhh_trace_dl_alpha.so;main@hh_trace_dl_reuse"
+    expect 3 r.txt "alloc malloc T=1 size=222 " "stack=bravo_alloc@libhh_trace_dl_bravo.so;work@libhh_trace_dl_bravo.so;main@hh_trace_dl_reuse"
+    expect 3 r.txt "module $HH_DL_ALPHA "
+    expect 3 r.txt "module $HH_DL_BRAVO "
+    expect 3 r.txt "unload $HH_DL_ALPHA"
+    expect 3 r.txt "unload $HH_DL_BRAVO"
+    expect 0 r.txt "unload ?"
+    status_ok r.txt
+    [ "$(site_counts "$t" alpha_alloc bravo_alloc)" = "3 3" ] || fail "report: $(site_counts "$t" alpha_alloc bravo_alloc)"
+    ;;
+  dl_relative)
+    # A library dlopen'ed by a relative path is recorded by its absolute
+    # path (before, as given: no reader could find it, and its frames
+    # stayed unsymbolized).
+    libdir=$(cd "$(dirname "$HH_DL_LIB")" && pwd -P) || fail "no directory of $HH_DL_LIB"
+    (cd "$libdir" && env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/d.%p.hhtrace" \
+      "$HH_DL_MAIN" ./libhh_trace_dl.so) >out 2>err || fail "exit status $?: $(cat err)"
+    dump "$(one_file "$dir/d.*.hhtrace")" d.txt
+    expect 1 d.txt "module $libdir/libhh_trace_dl.so "
+    expect 20 d.txt "alloc malloc T=1 size=777 " "stack=dl_make@libhh_trace_dl.so;main@hh_trace_dl_main"
+    status_ok d.txt
+    ;;
+  fork_chdir)
+    # A child forked after the program changed directory writes its trace
+    # next to its parent's (a relative path is the directory the traced
+    # process started in). Before, it took the new directory: there, or
+    # lost with a line on stderr when the path's directory was not there.
+    mkdir start elsewhere start/traces
+    (cd start && env LD_PRELOAD="$HH_HEAPTRACK" HEAPHOOK_OUTPUT=traces/t.%p.hhtrace "$HH_FORK_CHDIR" ../elsewhere) \
+      >out 2>err || fail "exit status $?: $(cat err)"
+    [ -s err ] && fail "stderr: $(cat err)"
+    read -r _ child <out
+    [ "$(ls start/traces | wc -l)" = 2 ] || fail "traces: $(ls -R start elsewhere)"
+    dump "start/traces/t.$child.hhtrace" c.txt
+    expect 5 c.txt "alloc malloc T=1 size=123 "
+    # libpreloaded_heaptrack.so's default, heaplog.<pid>.hhtrace
+    rm -rf start/traces/*
+    (cd start && env -u HEAPHOOK_OUTPUT LD_PRELOAD="$HH_HEAPTRACK" "$HH_FORK_CHDIR" ../elsewhere) >out 2>err ||
+      fail "exit status $?: $(cat err)"
+    read -r _ child <out
+    [ -f "start/heaplog.$child.hhtrace" ] && [ -z "$(ls elsewhere)" ] || fail "traces: $(ls -R start elsewhere)"
+    ;;
   daemon_stderr)
     # A daemon the program leaves holds no copy of the caller's stderr: the
     # reader of $(prog 2>&1) sees the end when the program ends, while the

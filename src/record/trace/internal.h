@@ -156,6 +156,9 @@ size_t hh__tr_stack_cache_bytes(void);
  * its id, 0 when no frame was found. */
 uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa);
 void hh__tr_stacks_init(void);
+/* With the meta lock: a module at [lo, hi) was unloaded; stacks through it
+ * get new ids from now on. */
+void hh__tr_stacks_forget(uintptr_t lo, uintptr_t hi);
 /* In a forked child: forget every id (the child's file defines its own). */
 void hh__tr_stacks_reset(void);
 

@@ -116,6 +116,7 @@ bool hh__tr_in_self(uintptr_t ip) { return ip >= self_lo && ip < self_hi; }
 
 typedef struct known {
   uint64_t base, name_hash;
+  uintptr_t lo, hi; /* its segments' span */
 } known;
 
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -196,8 +197,34 @@ static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
     name = exe;
   }
   uint64_t h = hash_name(name);
-  if (ncur < MAX_MODULES) cur[ncur++] = (known){info->dlpi_addr, h};
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+    if (s < lo) lo = s;
+    if (s + ph->p_memsz > hi) hi = s + ph->p_memsz;
+  }
+  if (ncur < MAX_MODULES) cur[ncur++] = (known){info->dlpi_addr, h, lo, hi};
   if (is_known(mods, nmods, info->dlpi_addr, h)) return 0;
+  /* A relative name (dlopen("./lib.so"), a library found through a
+   * relative LD_LIBRARY_PATH) is the loader's, relative to the directory
+   * the program was in at the load: made absolute with the directory it is
+   * in now (the same, but for a program that changed directory between
+   * the load and the first allocation since). Before, it was recorded as
+   * given and no reader could find the file (trace.dl_relative). */
+  char abs[4096];
+  if (name[0] != '/' && name != exe && getcwd(abs, sizeof abs) != NULL && abs[0] == '/') {
+    size_t dl = strlen(abs), nl = strlen(name);
+    const char *rest = name;
+    while (rest[0] == '.' && rest[1] == '/') rest += 2;
+    nl = strlen(rest);
+    if (dl + 1 + nl < sizeof abs) {
+      if (dl > 1) abs[dl++] = '/';
+      memcpy(abs + dl, rest, nl + 1);
+      name = abs;
+    }
+  }
   size_t path_len = strnlen(name, 4096);
   uint8_t *p = scratch_reserve(1 + 10 + 12 + path_len + 140 + 12 + (size_t)info->dlpi_phnum * 30);
   if (p == NULL) return 0;
@@ -245,13 +272,24 @@ static void modules_scan(bool cheap) {
   scratch_len = 0;
   ncur = 0;
   dl_iterate_phdr(note_module, NULL);
-  for (size_t i = 0; i < nmods; i++) {
-    if (is_known(cur, ncur, mods[i].base, mods[i].name_hash)) continue;
-    uint8_t *p = scratch_reserve(1 + HH_VARINT_MAX);
-    if (p == NULL) break;
-    *p++ = HH_REC_MODULE_UNLOAD;
-    p = hh__tr_varint(p, mods[i].base);
-    scratch_commit(p);
+  /* The modules gone come first: an UNLOAD names a base only, and a
+   * module loaded where one was unloaded since the last scan has its base
+   * (before, its LOAD came first, and the reader applied the UNLOAD to it:
+   * trace.dl_reuse). Stacks through a module gone get new ids. */
+  size_t gone = 0;
+  for (size_t i = 0; i < nmods; i++) gone += !is_known(cur, ncur, mods[i].base, mods[i].name_hash);
+  if (gone > 0 || scratch_len > 0) {
+    hh__tr_meta_lock();
+    for (size_t i = 0; i < nmods && gone > 0; i++) {
+      if (is_known(cur, ncur, mods[i].base, mods[i].name_hash)) continue;
+      hh__tr_stacks_forget(mods[i].lo, mods[i].hi);
+      uint8_t *p = hh__tr_proc_reserve(1 + HH_VARINT_MAX);
+      if (p == NULL) break;
+      *p++ = HH_REC_MODULE_UNLOAD;
+      p = hh__tr_varint(p, mods[i].base);
+      hh__tr_proc_commit(p);
+    }
+    hh__tr_meta_unlock();
   }
   memcpy(mods, cur, ncur * sizeof(known));
   nmods = ncur;

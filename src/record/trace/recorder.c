@@ -808,6 +808,11 @@ static void trace_stop(int fd) {
   atomic_store(&hh__tr_active, false);
 }
 
+void hh__trace_after_dlclose(void) {
+  if (!atomic_load(&hh__tr_active) || (pid_t)syscall(SYS_getpid) != owner_pid) return;
+  hh__tr_modules_scan(true);
+}
+
 void hh__trace_marker(const char *name) {
   if (name == NULL || !atomic_load(&hh__tr_active)) return;
   size_t n = strnlen(name, 4096);

@@ -134,6 +134,36 @@ void hh__tr_stacks_init(void) {
   hh__own_fd_claim = false;
 }
 
+/* With the meta lock. The nodes whose ip is in [lo, hi) are dropped (the
+ * table rebuilt without them, at its size), and every thread's cache
+ * misses from here on (a new generation). The next stack through those
+ * addresses gets a new id, defined after the module records of the time,
+ * and its descendants new ids too (they hang from the new one). Before, a
+ * library loaded where an unloaded one had been (dlclose, then dlopen:
+ * the loader reuses the address) had its allocations named after the
+ * first one's functions: same return addresses, same ids (trace.dl_reuse). */
+void hh__tr_stacks_forget(uintptr_t lo, uintptr_t hi) {
+  atomic_fetch_add(&gen, 1);
+  if (table == NULL) return;
+  bool any = false;
+  for (size_t i = 0; i < table_cap && !any; i++) any = table[i].id != 0 && table[i].ip >= lo && table[i].ip < hi;
+  if (!any) return;
+  node *t = hh__tr_map(table_cap * sizeof(node));
+  if (t == NULL) return; /* (then the old ids stay: as before) */
+  size_t kept = 0;
+  for (size_t i = 0; i < table_cap; i++) {
+    node *n = &table[i];
+    if (n->id == 0 || (n->ip >= lo && n->ip < hi)) continue;
+    size_t h = node_hash(n->parent, n->ip) & (table_cap - 1);
+    while (t[h].id != 0) h = (h + 1) & (table_cap - 1);
+    t[h] = *n;
+    kept++;
+  }
+  munmap(table, table_cap * sizeof(node));
+  table = t;
+  table_count = kept;
+}
+
 void hh__tr_stacks_reset(void) {
   if (table != NULL) memset(table, 0, table_cap * sizeof(node));
   table_count = 0;

@@ -26,6 +26,10 @@ void hh__trace_before_exec(const char *path);
  * again. Nothing when this thread's hh__trace_before_exec wrote nothing. */
 void hh__trace_exec_failed(void);
 
+/* The program's dlclose returned (src/hook/dl.c): the module list is
+ * brought up to date, and stacks through a module gone get new ids. */
+void hh__trace_after_dlclose(void);
+
 /* The process is about to end by _exit or _Exit (src/hook/exit.c): the
  * trace is finished as at exit (every thread's buffer, then END). */
 void hh__trace_before_exit(void);

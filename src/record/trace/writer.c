@@ -246,7 +246,13 @@ static bool create_file(void) {
  * changed its root, or used up its descriptors (trace.file_early). */
 int hh__tr_file_open(pid_t parent) {
   start_ppid = parent;
-  if (getcwd(start_dir, sizeof start_dir) == NULL || start_dir[0] != '/') start_dir[0] = '\0';
+  /* The directory the traced process started in; a forked child keeps its
+   * parent's (it used to take its own, so the children of a program that
+   * had changed its directory, as daemons do, wrote their traces there or
+   * lost them: trace.fork_chdir). */
+  static bool dir_taken;
+  if (!dir_taken && (getcwd(start_dir, sizeof start_dir) == NULL || start_dir[0] != '/')) start_dir[0] = '\0';
+  dir_taken = true;
   atomic_store(&file.fd, -1);
   atomic_store(&header_done, false);
   atomic_store(&hh__tr_active, true);
