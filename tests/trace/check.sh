@@ -727,6 +727,21 @@ PY
     read -r _ child <out
     [ -f "start/heaplog.$child.hhtrace" ] && [ -z "$(ls elsewhere)" ] || fail "traces: $(ls -R start elsewhere)"
     ;;
+  thread_rename)
+    # Threads that rename themselves in their last chunk (rename.c): the
+    # report names each by its latest name (before, the rename was due at
+    # the start of a next chunk that never came).
+    "$HH_CLI" run -o "$dir/n.hhtrace" -- "$HH_RENAME" 2>err || fail "exit status $?: $(cat err)"
+    "$HH_CLI" report --json "$dir/n.hhtrace" >n.json || fail "report: $(head -c 300 n.json)"
+    names=$(python3 -c 'import json, sys; print(" ".join(sorted(t["name"] for t in json.load(open(sys.argv[1]))["threads"])))' n.json)
+    [ "$names" = "main-renamed second" ] || fail "thread names: $names"
+    dump "$dir/n.hhtrace" n.txt
+    w=$(thread_index n.txt second)
+    [ -n "$w" ] || fail "no thread named second: $(grep ^thread n.txt)"
+    expect 10 n.txt "alloc malloc T=$w size=31 "
+    expect 10 n.txt "alloc malloc T=$w size=32 "
+    status_ok n.txt
+    ;;
   daemon_stderr)
     # A daemon the program leaves holds no copy of the caller's stderr: the
     # reader of $(prog 2>&1) sees the end when the program ends, while the

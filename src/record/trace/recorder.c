@@ -42,6 +42,7 @@
 
 #define BUF_CAP HH_TR_BUF_CAP
 #define BUF_ROOM 96 /* the most one event appends: SAMPLE_WEIGHT + REALLOC */
+#define THREAD_ROOM 40 /* a THREAD record, kept free at the end of a buffer (handover_begin) */
 
 typedef struct tstate {
   struct tstate *next; /* all threads' states, newest first; never freed */
@@ -136,16 +137,20 @@ static inline tstate *thread_state(void) {
 
 /* ---- chunks --------------------------------------------------------------------- */
 
+static uint8_t *put_thread(const tstate *ts, uint8_t *p) {
+  *p++ = HH_REC_THREAD;
+  p = hh__tr_varint(p, ts->index);
+  p = hh__tr_varint(p, (uint64_t)ts->tid);
+  return hh__tr_string(p, ts->name, strnlen(ts->name, 16));
+}
+
 static void begin_chunk(tstate *ts, uint64_t now) {
   uint8_t *p = ts->buf;
   *p++ = HH_REC_CHUNK_TIME;
   p = hh__tr_varint(p, now);
   if (ts->need_thread) {
     ts->need_thread = false;
-    *p++ = HH_REC_THREAD;
-    p = hh__tr_varint(p, ts->index);
-    p = hh__tr_varint(p, (uint64_t)ts->tid);
-    p = hh__tr_string(p, ts->name, strnlen(ts->name, 16));
+    p = put_thread(ts, p);
   }
   ts->len = (size_t)(p - ts->buf);
   ts->chunk_time = ts->prev_time = now;
@@ -379,14 +384,27 @@ static void reset_buffer(tstate *ts) {
 /* Before the owner hands its buffer over: the module list and the thread's
  * name brought up to date. False (and the buffer emptied) when it holds no
  * event. */
-static bool handover_begin(tstate *ts) {
-  hh__tr_modules_scan(true);
+/* By the owner: the thread's name, if it changed, said at the end of the
+ * chunk being filled (ev_begin keeps the room), or else at the start of the
+ * next. A thread that renamed itself during its last chunk kept its old
+ * name in the trace when it was said at the next chunk's start only
+ * (trace.thread_rename). */
+static void note_rename(tstate *ts) {
   char name[16];
   thread_name(name);
-  if (memcmp(name, ts->name, 16) != 0) {
-    memcpy(ts->name, name, 16);
+  if (memcmp(name, ts->name, 16) == 0) return;
+  memcpy(ts->name, name, 16);
+  if (ts->nevents > 0 && ts->len + THREAD_ROOM <= BUF_CAP) {
+    ts->len = (size_t)(put_thread(ts, ts->buf + ts->len) - ts->buf);
+    atomic_store_explicit(&ts->committed, ((uint64_t)ts->nevents << 32) | ts->len, memory_order_release);
+  } else {
     ts->need_thread = true;
   }
+}
+
+static bool handover_begin(tstate *ts) {
+  hh__tr_modules_scan(true);
+  note_rename(ts);
   if (ts->nevents > 0) return true;
   if (ts->len > 0) ts->need_thread = true; /* its THREAD record was not written */
   reset_buffer(ts);
@@ -446,7 +464,7 @@ static void periodic(uint64_t now) {
 
 /* Room for one event at the end of the buffer, a chunk begun. */
 static inline uint8_t *ev_begin(tstate *ts, uint64_t now) {
-  if (unlikely(ts->len + BUF_ROOM > BUF_CAP) ||
+  if (unlikely(ts->len + BUF_ROOM + THREAD_ROOM > BUF_CAP) ||
       unlikely(ts->len != 0 && now - ts->chunk_time > flush_after)) {
     flush_thread(ts);
     if (ts->dead) return NULL;
@@ -770,6 +788,10 @@ static void trace_stop(int fd) {
   uint64_t now = hh__tr_now();
   hh__tr_rss_record(now);
   hh__tr_modules_scan(true);
+  /* The thread that ends the process: its latest name (the others' can
+   * only be read by themselves). */
+  tstate *own = tls_ts;
+  if (own != NULL && !own->dead) note_rename(own);
   /* The writer finishes its chunk and stops; no thread hands over another
    * once closed; then the queue, older, goes before the buffers being
    * filled, so that each thread's chunks stay in order. */
