@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/size.h"
+#include "escape.h"
 #include "render.h"
 
 enum { WIDTH = 1000, HEIGHT = 560 };
@@ -60,7 +61,12 @@ static double py_rss(const plot *p, double bytes) {
   return p->rss_max > 0 ? p->y0 + p->h - bytes / p->rss_max * p->h : py(p, bytes);
 }
 
-static void text_at(cairo_t *cr, double x, double y, const char *s, double align_x, double align_y) {
+/* cairo takes UTF-8 only: other text put the chart in an error state, and
+ * no chart was written (a program's Latin-1 argument in the title, or
+ * marker). */
+static void text_at(cairo_t *cr, double x, double y, const char *text, double align_x, double align_y) {
+  char buf[512];
+  const char *s = hh_utf8_safe(text, buf, sizeof buf);
   cairo_text_extents_t e;
   cairo_text_extents(cr, s, &e);
   cairo_move_to(cr, x - e.width * align_x - e.x_bearing, y + e.height * align_y - (e.height + e.y_bearing));
@@ -215,11 +221,16 @@ static void draw(cairo_t *cr, const hh_analysis *a, const char *title) {
   cairo_set_source_rgb(cr, 0, 0, 0);
   cairo_set_font_size(cr, 15);
   char head[200];
-  snprintf(head, sizeof head, "heap in use: %s", title);
+  char safe_title[180]; /* (valid UTF-8 that fits in head whole) */
+  snprintf(head, sizeof head, "heap in use: %s", hh_utf8_safe(title, safe_title, sizeof safe_title));
   cairo_text_extents_t e;
   cairo_text_extents(cr, head, &e);
-  for (size_t len = strlen(head); e.width > WIDTH - 40 && len > 4; len--) {
-    memcpy(head + len - 4, "...", 4);
+  /* (cut at characters' ends: a cut through one made the text invalid) */
+  size_t keep = strlen(head);
+  cairo_text_extents(cr, head, &e);
+  while (e.width > WIDTH - 40 && keep > 4) {
+    keep = hh_utf8_cut(head, keep - 1);
+    memcpy(head + keep, "...", 4);
     cairo_text_extents(cr, head, &e);
   }
   text_at(cr, WIDTH / 2.0, 22, head, 0.5, 0.5);

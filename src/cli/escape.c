@@ -4,6 +4,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
 static size_t utf8_len(const unsigned char *s) {
@@ -93,9 +97,62 @@ void hh_xml_put_text(FILE *out, const char *s, unsigned flags) {
         fputs(html ? "&#39;" : "'", out);
         break;
       default:
+        if (c >= 0x80) {
+          size_t n = utf8_len((const unsigned char *)s);
+          if (n == 0) {
+            fputs(REPLACEMENT, out);
+          } else {
+            fwrite(s, 1, n, out);
+            s += n - 1;
+          }
+          break;
+        }
         fputc(!html && c < 0x20 && c != '\t' && c != '\n' ? '?' : c, out);
     }
   }
+}
+
+/* Writes s's valid UTF-8 form into out (cap bytes, cap >= 1), cut at a
+ * character's end; returns its length, or SIZE_MAX when s is valid and
+ * fits as it is (nothing written). */
+static size_t utf8_fix(const char *str, char *out, size_t cap, bool always) {
+  const unsigned char *s = (const unsigned char *)str;
+  size_t n = 0;
+  bool valid = true;
+  for (size_t i = 0; s[i];) {
+    size_t k = s[i] < 0x80 ? 1 : utf8_len(s + i);
+    const char *piece = k ? (const char *)s + i : REPLACEMENT;
+    size_t len = k ? k : sizeof REPLACEMENT - 1;
+    valid = valid && k != 0;
+    if (n + len >= cap) {
+      valid = false;
+      break;
+    }
+    if (out) memcpy(out + n, piece, len);
+    n += len;
+    i += k ? k : 1;
+  }
+  if (valid && !always) return SIZE_MAX;
+  if (out) out[n] = '\0';
+  return n;
+}
+
+const char *hh_utf8_safe(const char *s, char *buf, size_t size) {
+  if (size == 0 || utf8_fix(s, NULL, size, false) == SIZE_MAX) return s;
+  utf8_fix(s, buf, size, true);
+  return buf;
+}
+
+char *hh_utf8_dup(const char *s) {
+  size_t n = strlen(s), cap = 3 * n + 1; /* each byte at most U+FFFD */
+  char *out = malloc(cap);
+  if (out) utf8_fix(s, out, cap, true);
+  return out;
+}
+
+size_t hh_utf8_cut(const char *s, size_t n) {
+  while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+  return n;
 }
 
 const char *hh_text_safe(const char *s, char *buf, size_t size) {

@@ -27,10 +27,23 @@ enum {
   HH_XML_HTML = 1,
 };
 
-/* Writes s with '<', '>', '&' and '"' as entities, and the control
+/* Writes s with '<', '>', '&' and '"' as entities, the control
  * characters XML 1.0 forbids (all but tab and newline) as '?', unless flags
- * say otherwise (HH_XML_HTML). */
+ * say otherwise (HH_XML_HTML), and bytes that are not valid UTF-8 as
+ * U+FFFD (an SVG with a program's Latin-1 argument was not well-formed). */
 void hh_xml_put_text(FILE *out, const char *s, unsigned flags);
+
+/* UTF-8, which XML, protobuf strings and cairo's text require, where a
+ * program's own bytes (argv, markers, thread and file names) need not be.
+ * hh_utf8_safe: s as it is when it is valid UTF-8 and fits in size bytes,
+ * else copied into buf with each byte that starts no valid sequence as
+ * U+FFFD, cut at the end of a character where buf is too small.
+ * hh_utf8_dup: the same in a new malloc'd string (NULL: out of memory).
+ * hh_utf8_cut: the length of s's first n bytes (n <= strlen(s)), less the
+ * bytes of a character that the cut would split. */
+const char *hh_utf8_safe(const char *s, char *buf, size_t size);
+char *hh_utf8_dup(const char *s);
+size_t hh_utf8_cut(const char *s, size_t n);
 
 /* s for a line of text on a terminal: as it is when it holds no control
  * character, else copied into buf (size bytes) with \n, \t, \r and \xHH

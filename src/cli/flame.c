@@ -230,8 +230,8 @@ static int draw(svg_ctx *c, size_t i, double x) {
     if (len <= fit) {
       snprintf(label, sizeof label, "%s", n->name);
     } else {
-      size_t keep = fit - 2 < sizeof label - 3 ? fit - 2 : sizeof label - 3;
-      memcpy(label, n->name, keep);
+      size_t keep = hh_utf8_cut(n->name, fit - 2 < sizeof label - 3 ? fit - 2 : sizeof label - 3);
+      memcpy(label, n->name, keep); /* (cut at a character's end: XML must stay UTF-8) */
       memcpy(label + keep, "..", 3);
     }
     fprintf(c->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FRAME_H - 4);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "escape.h"
 #include "render.h"
 
 /* ---- the wire format ------------------------------------------------------ */
@@ -145,9 +146,28 @@ typedef struct enc {
   bool oom;
 } enc;
 
-/* The string table index of s, adding it (field 6) when new. */
+static uint64_t str_id_valid(enc *e, const char *s);
+
+/* The string table index of s, adding it (field 6) when new. Protobuf
+ * strings are UTF-8: a program's bytes that are not become U+FFFD (strict
+ * readers, protoc among them, refused a profile with a Latin-1 argument). */
 static uint64_t str_id(enc *e, const char *s) {
   if (!s || !*s) return 0;
+  char buf[256];
+  const char *safe = hh_utf8_safe(s, buf, sizeof buf);
+  if (safe == s) return str_id_valid(e, s);
+  if (strlen(safe) + 1 < sizeof buf) return str_id_valid(e, safe); /* (not cut) */
+  char *copy = hh_utf8_dup(s);
+  if (!copy) {
+    e->oom = true;
+    return 0;
+  }
+  uint64_t id = str_id_valid(e, copy);
+  free(copy);
+  return id;
+}
+
+static uint64_t str_id_valid(enc *e, const char *s) {
   table *t = &e->strings;
   if (2 * (t->n + 1) > t->nslots && table_grow(t, true) != 0) {
     e->oom = true;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -520,8 +521,96 @@ static void json_strings_are_utf8(void **state) {
   free(buf);
 }
 
+/* XML, protobuf strings and cairo's text are UTF-8 too: a program's other
+ * bytes become U+FFFD, and text cut to fit is cut at a character's end
+ * (an SVG was not well-formed, a pprof profile refused by protoc, a chart
+ * not written at all: cairo stays in error after invalid text). */
+static void utf8_everywhere(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  hh_xml_put_text(f, "caf\xe9 <\xc3\xa9>", 0);
+  fclose(f);
+  assert_string_equal(buf, "caf\xef\xbf\xbd &lt;\xc3\xa9&gt;");
+  free(buf);
+
+  char small[8];
+  const char *ok = "plain \xc3\xa9";
+  assert_ptr_equal(hh_utf8_safe(ok, small, 16), ok);
+  assert_string_equal(hh_utf8_safe("a\xff" "b", small, sizeof small), "a\xef\xbf\xbd" "b");
+  /* cut: "\xc3\xa9" x 4 is 8 bytes, 7 fit: three characters */
+  assert_string_equal(hh_utf8_safe("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", small, sizeof small), "\xc3\xa9\xc3\xa9\xc3\xa9");
+  char *d = hh_utf8_dup("\xe9\xe9");
+  assert_string_equal(d, "\xef\xbf\xbd\xef\xbf\xbd");
+  free(d);
+  assert_int_equal(hh_utf8_cut("ab\xc3\xa9", 3), 2);
+  assert_int_equal(hh_utf8_cut("ab\xc3\xa9", 4), 4);
+  assert_int_equal(hh_utf8_cut("ab\xe2\x82\xac", 4), 2);
+}
+
+static void pprof_strings_are_utf8(void **state) {
+  fixture *f = *state;
+  uint8_t *data;
+  size_t size;
+  assert_int_equal(hh_pprof_encode(&f->p, NULL, 0, "prog caf\xe9", &data, &size), 0);
+  const uint8_t *p = data, *end = data + size;
+  field fl;
+  uint64_t comment = 0, n = 0, comment_at = 0;
+  char comment_text[64] = "";
+  const uint8_t *strings[64];
+  size_t lens[64];
+  while (next_field(&p, end, &fl)) {
+    if (fl.num == 6 && n < 64) {
+      strings[n] = fl.p;
+      lens[n++] = fl.len;
+    }
+    if (fl.num == 13) comment = fl.v;
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    char s[256];
+    assert_true(lens[i] < sizeof s);
+    memcpy(s, strings[i], lens[i]);
+    s[lens[i]] = 0;
+    char tmp[256];
+    assert_ptr_equal(hh_utf8_safe(s, tmp, sizeof tmp), s); /* valid as it is */
+    if (i == comment) {
+      comment_at = i;
+      memcpy(comment_text, s, lens[i] + 1 < sizeof comment_text ? lens[i] + 1 : 1);
+    }
+  }
+  free(data);
+  assert_true(comment_at > 0);
+  assert_string_equal(comment_text, "prog caf\xef\xbf\xbd");
+}
+
+static void chart_with_text_not_utf8(void **state) {
+  fixture *f = *state;
+  hh_marker_at bad[] = {{1500000, "caf\xe9"}};
+  hh_analysis a = f->a;
+  a.markers = bad;
+  a.nmarkers = 1;
+  /* a long title of two-byte characters, cut to fit the width */
+  char title[400] = "prog ";
+  for (int i = 0; i < 120; i++) strcat(title, "\xc3\xa9");
+  strcat(title, " \xe9");
+  static const hh_chart_format fmts[] = {HH_CHART_SVG, HH_CHART_PNG, HH_CHART_PDF};
+  for (size_t i = 0; i < 3; i++) {
+    char path[64], err[256] = "";
+    snprintf(path, sizeof path, "/tmp/hh_chart_utf8_%d.%zu", (int)getpid(), i);
+    if (hh_chart_write(path, fmts[i], &a, title, err, sizeof err) != 0) fail_msg("format %zu: %s", i, err);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_size > 1000);
+    unlink(path);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(utf8_everywhere),
+      cmocka_unit_test_setup_teardown(pprof_strings_are_utf8, setup, teardown),
+      cmocka_unit_test_setup_teardown(chart_with_text_not_utf8, setup, teardown),
       cmocka_unit_test_setup_teardown(collapsed_merges_paths_and_drops_zero_costs, setup, teardown),
       cmocka_unit_test_setup_teardown(collapsed_peak_with_inlined_frame, setup, teardown),
       cmocka_unit_test_setup_teardown(collapsed_allocations_sanitizes_names, setup, teardown),
