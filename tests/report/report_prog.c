@@ -1,12 +1,14 @@
 /* A program whose heap use is known exactly, for `heaphook report` and
  * `heaphook diff`. No stdio (its buffers would be allocations too).
- *   report_prog [LEAKS [threads]]
+ *   report_prog [LEAKS [threads | grow N]]
  * in this order:
  *   leaky(LEAKS):  LEAKS (default 3) blocks of 1000 bytes, never freed
  *   temp():        100 x malloc(64) + free at once: 100 temporary allocations
  *   with "threads": two threads named "worker-a" and "worker-b", each
  *                  worker() allocates 10 x 500 bytes, then frees them
  *                  (joined before what follows)
+ *   with "grow N": grower(N) mallocs 16 bytes, grows the block N times by
+ *                  realloc (16 bytes more each time), then frees it
  *   marker "peak phase" (hh_marker)
  *   peaky():       5 x 10000 bytes held at once, then freed: the peak is
  *                  LEAKS * 1000 + 50000 bytes, of which peaky's 50000
@@ -38,6 +40,12 @@ __attribute__((noinline)) void peaky(void) {
   for (int i = 0; i < 5; i++) free(p[i]);
 }
 
+__attribute__((noinline)) void grower(int n) {
+  char *p = malloc(16);
+  for (int i = 0; i < n && p; i++) p = realloc(p, 16 * (size_t)(i + 2));
+  free(p);
+}
+
 __attribute__((noinline)) void *worker(void *name) {
   pthread_setname_np(pthread_self(), (const char *)name);
   void *p[10];
@@ -57,6 +65,7 @@ int main(int argc, char **argv) {
     pthread_create(&b, NULL, worker, "worker-b");
     pthread_join(b, NULL);
   }
+  if (argc > 3 && strcmp(argv[2], "grow") == 0) grower(atoi(argv[3]));
   HH_MARKER("peak phase");
   peaky();
   HH_MARKER("done");

@@ -158,6 +158,21 @@ eq("changed", d["sites_changed"], 1)
     expect_rc 0 $? "diff A A"
     expect_in s.txt "grew (0 call sites)"
     expect_in s.txt "shrank (0 call sites)"
+    # Only reallocs added: the totals count allocation calls as the sites
+    # do (they counted ALLOC records: "allocations +0" above a site's +5).
+    run_prog g5.hhtrace 3 grow 5
+    run_prog g10.hhtrace 3 grow 10
+    "$hh" diff g5.hhtrace g10.hhtrace >g.txt 2>err
+    expect_rc 0 $? "diff grow"
+    expect_in g.txt "totals: peak bytes +0 (53000 -> 53000), leaked bytes +0 (3000 -> 3000), allocations +5 ("
+    "$hh" diff --json g5.hhtrace g10.hhtrace >g.json 2>err
+    json_check g.json '
+rows = [s for s in d["sites"] if s["key"].endswith(";grower")]
+eq("grower rows", len(rows), 1)
+eq("grower delta", rows[0]["delta"]["allocations"], 5)
+eq("totals delta", d["totals"]["delta"]["allocations"], 5)
+eq("totals a", d["totals"]["a"]["allocations"], 3 + 100 + 5 + 6)
+'
     ;;
   bad_traces)
     run_prog t.hhtrace 3
