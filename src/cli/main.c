@@ -14,6 +14,7 @@
 
 #include "base/size.h"
 #include "cli.h"
+#include "side_thread.h"
 
 typedef struct command {
   const char *name, *summary;
@@ -45,7 +46,7 @@ static void usage(FILE *out) {
 /* What a command wrote to standard output must have reached it: a full
  * disk or a closed pipe's reader is an error (exit 1), not a silent loss of
  * a report or JSON that a script then reads truncated. */
-static int finish(const char *name, int status) {
+static int check_stdout(const char *name, int status) {
   errno = 0;
   bool ok = fflush(stdout) == 0 && !ferror(stdout) && fclose(stdout) == 0;
   /* a command that failed has said why (those that write files say so
@@ -57,6 +58,17 @@ static int finish(const char *name, int status) {
   else
     fprintf(stderr, "heaphook %s: cannot write standard output\n", name);
   return HH_EXIT_FAIL;
+}
+
+/* The exit status, or no return when a side thread still runs (its
+ * libraries must not be torn down under it: side_thread.h). */
+static int finish(const char *name, int status) {
+  status = check_stdout(name, status);
+  if (hh_side_left_running() > 0) {
+    fflush(stderr);
+    _exit(status);
+  }
+  return status;
 }
 
 int main(int argc, char **argv) {

@@ -24,6 +24,11 @@ struct hh_side {
   atomic_int state;
 };
 
+/* Threads left to end alone that have not ended. */
+static atomic_int left_running;
+
+int hh_side_left_running(void) { return atomic_load(&left_running); }
+
 static void *side_main(void *p) {
   hh_side *s = p;
   pthread_setname_np(pthread_self(), s->name);
@@ -35,6 +40,7 @@ static void *side_main(void *p) {
   if (atomic_exchange(&s->state, DONE) == LEFT) {
     s->free_arg(s->arg);
     free(s);
+    atomic_fetch_sub(&left_running, 1);
   }
   return NULL;
 }
@@ -80,7 +86,9 @@ bool hh_side_end(hh_side *s, unsigned step_ms) {
     used = now;
   }
   pthread_detach(s->thread);
+  atomic_fetch_add(&left_running, 1); /* (before the thread can see LEFT) */
   if (atomic_exchange(&s->state, LEFT) == RUNNING) return false;
+  atomic_fetch_sub(&left_running, 1);
   free(s); /* it ended just now, and touches s no more */
   return true;
 }

@@ -25,4 +25,11 @@ hh_side *hh_side_start(const char *name, hh_side_run_fn run, hh_side_free_fn fre
  * and it frees arg with free_arg when it does. s is freed either way. */
 bool hh_side_end(hh_side *s, unsigned step_ms);
 
+/* How many threads hh_side_end left are still running. A program that
+ * ends while one is must not run its exit handlers: the libraries it is
+ * in (libdw, libcurl's OpenSSL) would be torn down under it (a report on
+ * a busy machine died of SIGSEGV in OpenSSL's cleanup at exit); main
+ * ends by _exit then (main.c). */
+int hh_side_left_running(void);
+
 #endif

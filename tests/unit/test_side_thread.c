@@ -132,10 +132,13 @@ static void leaves_a_thread_that_gets_no_time(void **state) {
    * waited for until it ended, here never). */
   assert_false(hh_side_end(s, 20));
   assert_int_equal(atomic_load(&freed), 0);
+  /* counted while it runs, so that main ends without exit handlers */
+  assert_int_equal(hh_side_left_running(), 1);
   /* Let go, it frees its work itself, once. */
   assert_int_equal(write(release, "x", 1), 1);
-  for (int i = 0; i < 5000 && atomic_load(&freed) == 0; i++) usleep(1000);
+  for (int i = 0; i < 5000 && hh_side_left_running() != 0; i++) usleep(1000);
   assert_int_equal(atomic_load(&freed), 1);
+  assert_int_equal(hh_side_left_running(), 0);
   close(release);
 }
 
