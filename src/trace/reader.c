@@ -528,6 +528,13 @@ next:
                r->chunks);
     return 0;
   }
+  /* A chunk after an EXEC record: that exec failed, and the program went
+   * on; its END is still to come (a program killed after a failed exec
+   * read as whole, "exec'd X; the trace ends there"). */
+  if (r->seen_end && r->exec_path != NULL) {
+    r->seen_end = false;
+    r->exec_path = NULL;
+  }
   uint32_t enc = le32(h + 4), stored = le32(h + 8), decoded = le32(h + 12), sum = le32(h + 16),
            thread = le32(h + 20);
   bool provisional = (enc & HH_CHUNK_PROVISIONAL) != 0 && r->hdr.version >= 4 && thread != 0;

@@ -473,6 +473,40 @@ static void build_exec(tb *b, bool then_end) {
   tb_chunk_end(b, HH_CHUNK_ZSTD);
 }
 
+/* A failed exec, more events, then nothing: the program was killed. It
+ * read as whole ("exec'd /no/such/program; the trace ends there"). */
+static void test_exec_failed_then_killed(void **state) {
+  (void)state;
+  tb b;
+  build_exec(&b, true);
+  /* drop the last chunk (END) */
+  size_t cut = b.len;
+  for (size_t off = HH_TRACE_HEADER_BYTES; off < b.len;) {
+    uint32_t stored;
+    memcpy(&stored, b.buf + off + 8, 4);
+    if (off + HH_CHUNK_HEADER_BYTES + stored == b.len) cut = off;
+    off += HH_CHUNK_HEADER_BYTES + stored;
+  }
+  assert_true(cut < b.len);
+  for (int merged = 0; merged <= 1; merged++) {
+    hh_reader *r = hh_reader_open_mem(b.buf, cut, NULL, 0);
+    hh_merge *m = merged ? hh_merge_new(r, 0) : NULL;
+    hh_event ev;
+    int n = 0, nexec = 0;
+    while (merged ? hh_merge_next(m, &ev) : hh_reader_next(r, &ev)) {
+      n += ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_FREE;
+      nexec += ev.kind == HH_EV_EXEC;
+    }
+    assert_int_equal(n, 4);
+    assert_int_equal(nexec, merged ? 0 : 1); /* file order: the failed one, where it is */
+    assert_int_equal(hh_reader_status(r), HH_READ_NO_END);
+    assert_null(hh_reader_exec(r));
+    if (m) hh_merge_free(m);
+    hh_reader_close(r);
+  }
+  tb_free_all(&b);
+}
+
 static void test_exec_record(void **state) {
   (void)state;
   for (int then_end = 0; then_end <= 1; then_end++) {
@@ -1081,6 +1115,7 @@ int main(void) {
       cmocka_unit_test(test_header_refusals),
       cmocka_unit_test(test_header_only_has_no_end),
       cmocka_unit_test(test_exec_record),
+      cmocka_unit_test(test_exec_failed_then_killed),
       cmocka_unit_test(test_cut_at_every_byte_raw),
       cmocka_unit_test(test_cut_at_every_byte_zstd),
       cmocka_unit_test(test_flipped_bits_raw),
