@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trace/strset.h"
@@ -247,6 +248,12 @@ static bool open_module(hh_symbolizer *s, smodule *m) {
   if (m->path[0] != '/') return false; /* the vDSO ("linux-vdso.so.1"), or no path recorded */
   if (access(m->path, R_OK) != 0) {
     warn(s, "cannot read %s (recorded in the trace): its addresses are not symbolized", m->path);
+    return false;
+  }
+  /* (a FIFO there held every command in open() for good) */
+  struct stat st;
+  if (stat(m->path, &st) != 0 || !S_ISREG(st.st_mode)) {
+    warn(s, "%s (recorded in the trace) is not a regular file: its addresses are not symbolized", m->path);
     return false;
   }
   Dwfl_Module *mod = report(s, m, m->path);

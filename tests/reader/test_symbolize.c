@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -213,6 +214,22 @@ static void test_changed_binary_reported_once(void **state) {
   assert_non_null(strstr(warnings, "cannot read /nonexistent/libgone.so"));
   assert_string_equal(f[0].module, "/nonexistent/libgone.so");
   assert_int_equal(f[0].module_offset, 0x20);
+  hh_sym_free(s);
+
+  /* a FIFO (or a directory) at the module's path: said, not opened (a
+   * FIFO held the command in open() for good) */
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "/tmp/hh_sym_fifo_%d", (int)getpid());
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  warnings[0] = 0;
+  nwarnings = 0;
+  s = hh_sym_new(on_warn, NULL);
+  m.path = fifo;
+  hh_sym_add_module(s, &m);
+  hh_sym_ip(s, 0x100010, UINT32_MAX, &f);
+  unlink(fifo);
+  assert_int_equal(nwarnings, 1);
+  assert_non_null(strstr(warnings, "is not a regular file: its addresses are not symbolized"));
   hh_sym_free(s);
 }
 
