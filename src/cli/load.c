@@ -24,11 +24,16 @@ static char *command_line(const hh_reader *r, const char *path, bool *recorded) 
   char *s = malloc(argc ? len : strlen(path) + 1);
   if (!s) return NULL;
   if (argc == 0) return strcpy(s, path);
-  s[0] = 0;
+  /* (appended at its end, not by strcat: that went through the whole
+   * string for each argument, seconds for a crafted trace of many) */
+  size_t n = 0;
   for (int i = 0; i < argc; i++) {
-    if (i) strcat(s, " ");
-    strcat(s, argv[i]);
+    if (i) s[n++] = ' ';
+    size_t k = strlen(argv[i]);
+    memcpy(s + n, argv[i], k);
+    n += k;
   }
+  s[n] = 0;
   return s;
 }
 
