@@ -486,13 +486,46 @@ static bool peek_header(hh_reader *r, uint64_t off, uint8_t h[HH_CHUNK_HEADER_BY
   return false;
 }
 
+/* Whether the chunk at off (header h) lies whole in what can be read now,
+ * its checksum right. */
+static bool chunk_intact(hh_reader *r, uint64_t off, const uint8_t h[HH_CHUNK_HEADER_BYTES]) {
+  uint32_t stored = le32(h + 8);
+  uint64_t at = off + HH_CHUNK_HEADER_BYTES;
+  const uint8_t *bytes = NULL;
+  uint8_t *own = NULL;
+  if (r->map && at <= r->map_size && stored <= r->map_size - at) {
+    bytes = r->map + at;
+  } else if (r->mem && at <= r->mem_size && stored <= r->mem_size - at) {
+    bytes = r->mem + at;
+  } else if (r->fp && stored <= ZSTD_compressBound(HH_CHUNK_MAX_DECODED)) {
+    own = xmalloc(stored ? stored : 1);
+    if (pread(fileno(r->fp), own, stored, (off_t)at) != (ssize_t)stored) {
+      free(own);
+      return false;
+    }
+    bytes = own;
+  } else {
+    return false;
+  }
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+  bool ok = hh_chunk_sum(r->hdr.version, bytes, stored) == le32(h + 16);
+#else
+  bool ok = true;
+#endif
+  free(own);
+  return ok;
+}
+
 /* Whether a chunk of thread `thread` follows the one just read (from
- * r->offset on, as far as the file goes now): chunk headers only. */
+ * r->offset on, as far as the file goes now), whole and undamaged: when
+ * it is cut short or damaged, the provisional copy of its events is read
+ * instead (it was skipped, and a trace cut inside that chunk lost events
+ * that one cut just before it kept). */
 static bool later_chunk_of(hh_reader *r, uint32_t thread) {
   uint8_t h[HH_CHUNK_HEADER_BYTES];
   for (uint64_t off = r->offset; peek_header(r, off, h) && memcmp(h, HH_CHUNK_MAGIC, 4) == 0;
        off += HH_CHUNK_HEADER_BYTES + le32(h + 8)) {
-    if (le32(h + 20) == thread) return true;
+    if (le32(h + 20) == thread) return chunk_intact(r, off, h);
   }
   return false;
 }
