@@ -171,6 +171,7 @@ struct hh_reader {
   uint64_t end_ticks, end_events;
   uint64_t end_chunk; /* the chunk END was in */
   uint64_t bytes_total; /* the weights of the events handed out (HH_BYTES_TOTAL_MAX) */
+  uint64_t events_read; /* ALLOC, FREE and REALLOC records handed out */
 
   /* The file mapped (a regular file, as long as it was at open), or the
    * memory block: a chunk that lies in it whole is used where it is, not
@@ -486,6 +487,17 @@ static bool peek_header(hh_reader *r, uint64_t off, uint8_t h[HH_CHUNK_HEADER_BY
   return false;
 }
 
+/* At the end, END's count against the events read: fewer means chunks are
+ * missing (a trace with a chunk taken out read as whole). Not an EXEC's
+ * count, which may fall short of what the file holds (trace-format.md). */
+static void check_end_count(hh_reader *r) {
+  if (r->exec_path == NULL && r->events_read < r->end_events)
+    set_status(r, HH_READ_DAMAGED,
+               "trace damaged: its end record counts %" PRIu64 " events, the file holds %" PRIu64
+               " (chunks are missing)",
+               r->end_events, r->events_read);
+}
+
 /* Whether the chunk at off (header h) lies whole in what can be read now,
  * its checksum right. */
 static bool chunk_intact(hh_reader *r, uint64_t off, const uint8_t h[HH_CHUNK_HEADER_BYTES]) {
@@ -690,6 +702,7 @@ static inline bool size_ok(const hh_event *ev) { return ev->size <= HH_SIZE_MAX 
 
 /* Counts an event's bytes into the trace's total as it is handed out. */
 static int count_bytes(hh_reader *r, const cursor *c, const uint8_t *at, const hh_event *ev) {
+  r->events_read++;
   if (ev->kind == HH_EV_FREE) return 1;
   r->bytes_total += ev->weight; /* each < 2^58: no wrap before the test */
   if (r->bytes_total > HH_BYTES_TOTAL_MAX)
@@ -1017,6 +1030,7 @@ static int decode_record(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) 
       r->end_events = b;
       r->exec_path = NULL;
       if (pass == PASS_DEFS || pass == PASS_LAZY) return 0;
+      if (pass == PASS_ALL) check_end_count(r); /* (in file order every event came before) */
       ev->kind = HH_EV_END;
       ev->time = ticks_ns(r, a);
       ev->u.end_events = b;
@@ -2020,6 +2034,7 @@ int hh_merge_next(hh_merge *m, hh_event *ev) {
     if (r->seen_end && !m->end_given && (r->status == HH_READ_OK || r->end_chunk < r->status_chunk)) {
       /* the last event: END, or the EXEC that ended the program */
       m->end_given = true;
+      check_end_count(r);
       memset(ev, 0, sizeof *ev);
       ev->time = ticks_ns(r, r->end_ticks);
       if (r->exec_path != NULL) {
