@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "symbolize/symbolize.h"
 
 static const char usage[] =
@@ -42,17 +43,21 @@ static void put_time(FILE *out, uint64_t ns) {
   fprintf(out, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
 }
 
+/* (names from a trace's modules and their debug information, with control
+ * characters shown as escapes: a newline in one split a record's line) */
 static void put_frame(FILE *out, const hh_frame *f) {
+  char buf[1024];
   if (f->function)
-    fputs(f->function, out);
+    fputs(hh_text_safe(f->function, buf, sizeof buf), out);
   else
     fprintf(out, "0x%" PRIx64, f->ip);
   if (f->file) {
     const char *slash = strrchr(f->file, '/');
-    fprintf(out, " (%s:%" PRIu32 ")", slash ? slash + 1 : f->file, f->line);
+    fprintf(out, " (%s:%" PRIu32 ")", hh_text_safe(slash ? slash + 1 : f->file, buf, sizeof buf), f->line);
   } else if (f->module) {
     const char *slash = strrchr(f->module, '/');
-    fprintf(out, " (%s+0x%" PRIx64 ")", slash ? slash + 1 : f->module, f->module_offset);
+    fprintf(out, " (%s+0x%" PRIx64 ")", hh_text_safe(slash ? slash + 1 : f->module, buf, sizeof buf),
+            f->module_offset);
   }
   if (f->inlined) fputs(" [inlined]", out);
 }
@@ -155,8 +160,9 @@ int hh_cmd_dump(int argc, char **argv) {
         break;
       case HH_EV_MODULE_LOAD: {
         const hh_trace_module *mod = ev.u.module;
+        char id[300];
         fprintf(out, "module base=0x%" PRIx64 " build-id=%s path=", mod->base,
-                mod->build_id[0] ? mod->build_id : "-");
+                mod->build_id[0] ? hh_text_safe(mod->build_id, id, sizeof id) : "-");
         put_string(out, mod->path);
         fputs(" segments=", out);
         for (uint32_t i = 0; i < mod->nsegments; i++)

@@ -59,12 +59,18 @@ struct hh_symbolizer {
 
 static void warn(hh_symbolizer *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(hh_symbolizer *s, const char *fmt, ...) {
-  char buf[600];
+  char buf[600], line[600 * 4];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  hh_sym_warn(s, buf);
+  /* one line: the control characters of a path from the trace as \xHH (a
+   * newline in a module's name split the warning in two) */
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)buf; *p; p++)
+    n += *p < 0x20 || *p == 0x7f ? (size_t)snprintf(line + n, sizeof line - n, "\\x%02x", *p)
+                                 : (size_t)snprintf(line + n, sizeof line - n, "%c", *p);
+  hh_sym_warn(s, line);
 }
 
 void hh_sym_warn(hh_symbolizer *s, const char *message) {

@@ -394,6 +394,37 @@ PY
     "$hh" run -o k.hhtrace -- "./$odd.sh" -c 'kill -SEGV $$' >out 2>err
     expect_rc 139 $? "a program with control characters in its name killed by SIGSEGV"
     expect_line err 'heaphook: ./we\nird\x1b[31m.sh was killed by signal 11 (Segmentation fault)'
+    # A trace's module with a newline in its build-id and name (a crafted
+    # version-1 trace: its chunks' checksums are FNV-1a, its header has
+    # none): dump keeps one record per line.
+    python3 - m.hhtrace <<'PY' || fail "crafting a trace"
+import struct, sys
+def varint(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([v & 0x7f | 0x80]); v >>= 7
+    return out + bytes([v])
+def string(s): return varint(len(s)) + s
+def fnv(b):
+    h = 0x811c9dc5
+    for x in b: h = ((h ^ x) * 0x01000193) & 0xffffffff
+    return h
+hdr = b"HHTRACE\0" + struct.pack("<IIIIQQQQQ", 1, 1, 4242, 1, 1000000000, 0, 0, 0, 0)
+pl = bytes([0x01]) + varint(0)
+pl += bytes([0x42]) + varint(0x400000) + string(b"/tmp/we\nird.so") + string(b"ab\ncd")
+pl += varint(1) + varint(0x400000) + varint(0x1000) + varint(0)
+pl += bytes([0x40]) + varint(1) + varint(0) + varint(0x400010)
+pl += bytes([0x10]) + varint(1) + varint(0x5000 << 1) + varint(64) + varint(1)
+pl += bytes([0x48]) + varint(5) + varint(1)
+chunk = b"HHCK" + struct.pack("<IIIII", 0, len(pl), len(pl), fnv(pl), 0) + pl
+open(sys.argv[1], "wb").write(hdr + chunk)
+PY
+    "$hh" dump m.hhtrace >out 2>err
+    expect_rc 0 $? "dump of a trace with a newline in a module's name: $(cat err)"
+    expect_line err 'heaphook: warning: cannot read /tmp/we\x0aird.so (recorded in the trace): its addresses are not symbolized'
+    [ "$(wc -l <err)" = 1 ] || fail "the warning is not one line: $(cat err)"
+    expect_line out 'module base=0x400000 build-id=ab\ncd path="/tmp/we\x0aird.so" segments=0x400000+0x1000@0x0'
+    grep -q '^alloc .* at=0x400010 (we\\nird.so+0x10)$' out || fail "the frame's module: $(grep ^alloc out)"
     ;;
   stdout_errors)
     # What a command writes to standard output must get there: on a full
