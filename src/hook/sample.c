@@ -17,6 +17,7 @@ __thread uint64_t hh__sample_left IE;
 _Atomic uintptr_t hh__sample_filter;
 
 static uint64_t period;
+static __thread bool t_forking IE; /* (the fork handlers', below) */
 static __thread uint64_t rng IE; /* xorshift state; 0: not seeded */
 static uint64_t seed_base;
 static _Atomic uint64_t seed_next;
@@ -62,6 +63,7 @@ void hh__sampler_start(uint64_t bytes) {
 }
 
 uint64_t hh__sample_take(size_t size) {
+  if (t_forking) return 0;
   int saved = errno;
   if (hh__sample_left == 0) hh__sample_left = draw(); /* this thread's first */
   uint64_t weight = 0;
@@ -109,11 +111,19 @@ static struct {
 static _Atomic uint64_t first_map[(1u << FILTER_FIRST) / 64] __attribute__((aligned(64)));
 static uint32_t first_count[1u << FILTER_FIRST];
 
+/* Whether this thread holds the lock: a fork from a signal handler that
+ * interrupted it there leaves the lock alone (at_prepare). */
+static __thread bool t_holds IE;
+
 static void lock(void) {
   unsigned turns = 0;
   while (atomic_exchange_explicit(&st.lock, 1, memory_order_acquire) != 0) hh__backoff(&turns);
+  t_holds = true;
 }
-static void unlock(void) { atomic_store_explicit(&st.lock, 0, memory_order_release); }
+static void unlock(void) {
+  t_holds = false;
+  atomic_store_explicit(&st.lock, 0, memory_order_release);
+}
 
 static void filter_init(void) {
   if (st.map == NULL) {
@@ -194,6 +204,7 @@ static uintptr_t *table_room(void) {
 }
 
 void hh__sample_note(const void *ptr) {
+  if (t_forking) return;
   uintptr_t a = (uintptr_t)ptr;
   lock();
   uintptr_t *t = table_room();
@@ -211,7 +222,7 @@ void hh__sample_note(const void *ptr) {
 
 bool hh__sample_forget(const void *ptr) {
   uintptr_t a = (uintptr_t)ptr;
-  if (!table_has(a)) return false;
+  if (t_forking || !table_has(a)) return false;
   bool found = false;
   lock();
   uintptr_t *t = atomic_load_explicit(&st.table, memory_order_relaxed);
@@ -235,9 +246,38 @@ bool hh__sample_forget(const void *ptr) {
  * The set is kept in the child (its blocks are the child's too). The
  * forking thread draws a fresh countdown from a fresh seed, so that parent
  * and child do not sample the same allocations. */
-static void at_prepare(void) { lock(); }
-static void at_parent(void) { unlock(); }
+/* Set on the forking thread between the handlers: the prepare handlers of
+ * other libraries, which run after this one when they were registered
+ * before it, may allocate and free. Those calls are not sampled, and a
+ * free there does not look at the set (it waited for the lock this thread
+ * held: the fork hung, trace.atfork_malloc). */
+/* (a fork from a signal handler that interrupted this thread while it held
+ * the lock: waiting for it hung the fork; the interrupted code, which goes
+ * on in both processes, gives it back) */
+static __thread bool t_fork_untouched IE;
+
+static void at_prepare(void) {
+  if (t_holds) {
+    t_fork_untouched = true;
+    return;
+  }
+  lock();
+  t_forking = true;
+}
+static void at_parent(void) {
+  if (t_fork_untouched) {
+    t_fork_untouched = false;
+    return;
+  }
+  t_forking = false;
+  unlock();
+}
 static void at_child(void) {
+  if (t_fork_untouched) {
+    t_fork_untouched = false;
+    return;
+  }
+  t_forking = false;
   unlock();
   if (period == 0) return;
   reseed();

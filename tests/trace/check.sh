@@ -742,6 +742,52 @@ PY
     expect 10 n.txt "alloc malloc T=$w size=32 "
     status_ok n.txt
     ;;
+  atfork_malloc)
+    # Another library's fork handlers allocate; registered before the
+    # tracer's, its prepare handler runs while the tracer holds its locks
+    # for the fork. The forks hung (full, no-stacks and sampled modes).
+    for mode in full nostacks 1K; do
+      opts=()
+      [ "$mode" = nostacks ] && opts=(--no-stacks)
+      [ "$mode" = 1K ] && opts=(--sample 1K)
+      timeout -s KILL 60 "$HH_CLI" run "${opts[@]}" -o "$dir/a.$mode.hhtrace" -- "$HH_ATFORK" >out 2>err
+      rc=$?
+      [ $rc = 137 ] && fail "$mode: hung, killed after 60 s"
+      [ $rc = 0 ] || fail "$mode: exit status $rc: $(cat err)"
+      grep -q '^forked 5$' out || fail "$mode: output $(cat out)"
+    done
+    ;;
+  signal_exit)
+    # A SIGALRM handler that calls exit(3) while the program allocates
+    # (signal_exit.c): the status is 3 every time. It hung (1 to 4 runs in
+    # 10) when the signal came while the program's thread was handing a
+    # buffer over: the exit's end of the trace waited for the lock that
+    # thread held. The trace is then read as having no end.
+    for i in 1 2 3 4 5 6 7 8; do
+      timeout -s KILL 30 env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/x.$i.hhtrace" \
+        "$HH_SIGNAL_EXIT" $((200 + i * 97)) >out 2>err
+      rc=$?
+      [ $rc = 137 ] && fail "run $i: hung, killed after 30 s"
+      [ $rc = 3 ] || fail "run $i: exit status $rc, not 3: $(cat err)"
+      "$HH_DUMP" -s "$dir/x.$i.hhtrace" >s.txt
+      grep -qE '^status (OK|NO_END) ' s.txt || fail "run $i: $(grep ^status s.txt)"
+    done
+    ;;
+  signal_fork)
+    # A single-threaded program that forks in a SIGALRM handler while it
+    # allocates (signal_fork.c), in sampled mode: the fork hung when the
+    # handler interrupted the sampler or the tracer where they hold their
+    # locks. (Full mode runs a writer thread, and glibc's fork in a process
+    # of more than one thread takes malloc's own locks, which the
+    # interrupted malloc may hold: a limitation, docs/trace-format.md.)
+    for i in 1 2 3; do
+      timeout -s KILL 60 "$HH_CLI" run --sample 1M -o "$dir/f.$i.hhtrace" -- "$HH_SIGNAL_FORK" 3000000 >out 2>err
+      rc=$?
+      [ $rc = 137 ] && fail "run $i: hung, killed after 60 s"
+      [ $rc = 0 ] || fail "run $i: exit status $rc: $(cat err)"
+      grep -q '^done$' out || fail "run $i: output $(cat out)"
+    done
+    ;;
   daemon_stderr)
     # A daemon the program leaves holds no copy of the caller's stderr: the
     # reader of $(prog 2>&1) sees the end when the program ends, while the

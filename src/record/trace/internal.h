@@ -143,6 +143,13 @@ void hh__tr_writer_child(void);
 void hh__tr_exec_begin(void);
 void hh__tr_exec_end(void);
 
+/* Above 0 while this thread is in a part of the tracer that takes its
+ * locks (a buffer's hand-over, a stack cache miss, the periodic records):
+ * a signal handler that interrupted it there must not wait for them. A
+ * fork then leaves the tracer's locks alone (its child is not traced), and
+ * an exit does not finish the trace (recorder.c). initial-exec TLS. */
+extern __thread unsigned hh__tr_busy __attribute__((tls_model("initial-exec")));
+
 /* ---- stacks (stacks.c) ------------------------------------------------------
  * A per-thread cache of recent stacks, keyed by the call site (the program's
  * return address and stack pointer at the call) and validated by re-reading

@@ -71,6 +71,14 @@ typedef struct tstate {
 
 static __thread tstate *tls_ts IE;
 static __thread bool tls_failed IE;
+__thread unsigned hh__tr_busy IE;
+/* Set while this thread holds the tracer's locks outside the hook (between
+ * the fork handlers, in its exit's flush): an exec from a signal handler
+ * there must not wait for them (hh__trace_before_exec), and what the thread
+ * allocates meanwhile (another library's fork handler, which runs after
+ * ours when it was registered before) is not recorded: it waited for the
+ * locks this thread held, and the fork hung (trace.atfork_malloc). */
+static __thread bool t_locked_outside_hook IE;
 static _Atomic(tstate *) threads;
 static atomic_uint next_index = 1;
 static pthread_key_t exit_key;
@@ -130,6 +138,7 @@ static tstate *thread_state_slow(void) {
 }
 
 static inline tstate *thread_state(void) {
+  if (unlikely(t_locked_outside_hook)) return NULL;
   tstate *ts = tls_ts;
   if (likely(ts != NULL)) return unlikely(ts->dead) ? NULL : ts;
   return thread_state_slow();
@@ -412,7 +421,15 @@ static bool handover_begin(tstate *ts) {
 }
 
 /* The owner hands its buffer over (full, old, or the thread ends). */
+static void flush_thread_locked(tstate *ts);
+
 static void flush_thread(tstate *ts) {
+  hh__tr_busy++;
+  flush_thread_locked(ts);
+  hh__tr_busy--;
+}
+
+static void flush_thread_locked(tstate *ts) {
   if (!handover_begin(ts)) return;
   /* Sampled mode writes few chunks: the thread compresses its own rather
    * than start a writer thread, whose mere existence turns glibc's
@@ -448,9 +465,17 @@ static void flush_thread(tstate *ts) {
   spin_unlock(&ts->lock);
 }
 
+static void periodic_records(uint64_t now);
+
 static void periodic(uint64_t now) {
   uint64_t due = atomic_load_explicit(&next_rss, memory_order_relaxed);
   if (now < due || !atomic_compare_exchange_strong(&next_rss, &due, now + rss_every)) return;
+  hh__tr_busy++;
+  periodic_records(now);
+  hh__tr_busy--;
+}
+
+static void periodic_records(uint64_t now) {
   hh__tr_rss_record(now);
   hh__tr_modules_scan(true);
   /* Full mode: the writer thread also from ~0.1 s into the run, not only at
@@ -593,10 +618,6 @@ static void trace_on_realloc(const hh_event *ev, void *slot) {
 
 /* ---- thread exit, fork, stop ------------------------------------------------------ */
 
-/* Set while this thread holds the tracer's locks outside the hook (between
- * the fork handlers, in its exit's flush): an exec from a signal handler
- * there must not wait for them (hh__trace_before_exec). */
-static __thread bool t_locked_outside_hook __attribute__((tls_model("initial-exec")));
 /* Its value before at_prepare (a signal handler may fork while the thread's
  * exit flush runs), given back by at_parent and at_child. */
 static __thread bool t_locked_before_fork __attribute__((tls_model("initial-exec")));
@@ -651,7 +672,17 @@ static void write_all_own_locked(tstate *ts) {
  * handler only after its parent has exited (a daemon's double fork). */
 static pid_t forking_pid;
 
+/* A fork from a signal handler that interrupted this thread where it takes
+ * the tracer's locks (hh__tr_busy): they are left alone, since waiting for
+ * them would hang the fork (trace.signal_fork), and the child is not
+ * traced (its copy of the tracer's state may be half changed). */
+static __thread bool t_fork_untouched IE;
+
 static void at_prepare(void) {
+  if (hh__tr_busy > 0) {
+    t_fork_untouched = true;
+    return;
+  }
   forking_pid = (pid_t)syscall(SYS_getpid);
   t_locked_before_fork = t_locked_outside_hook;
   t_locked_outside_hook = true; /* until at_parent or at_child */
@@ -663,6 +694,10 @@ static void at_prepare(void) {
   hh__tr_writer_prepare();
 }
 static void at_parent(void) {
+  if (t_fork_untouched) {
+    t_fork_untouched = false;
+    return;
+  }
   hh__tr_writer_parent();
   pthread_mutex_unlock(&q_lock);
   pthread_mutex_unlock(&write_lock);
@@ -721,6 +756,11 @@ static void child_restart(void) {
 }
 
 static void at_child(void) {
+  if (t_fork_untouched) {
+    t_fork_untouched = false;
+    atomic_store(&hh__tr_active, false); /* (the parent's file stays open here, unwritten) */
+    return;
+  }
   child_restart();
   t_locked_outside_hook = t_locked_before_fork; /* the fork handlers' locks are made anew by now */
 }
@@ -785,6 +825,15 @@ void hh__trace_before_exit(void) {
 static void trace_stop(int fd) {
   (void)fd;
   if (!atomic_load(&hh__tr_active)) return;
+  /* exit from a signal handler that interrupted this thread where it holds
+   * the tracer's locks: finishing the trace would wait for them for good
+   * (trace.signal_exit). The trace then ends as a killed program's. */
+  if (hh__tr_busy > 0 || t_locked_outside_hook) {
+    atomic_store(&hh__tr_active, false);
+    hh__log("the program ended in a signal handler that interrupted the tracer: the trace's last events are "
+            "lost, and it has no end record");
+    return;
+  }
   uint64_t now = hh__tr_now();
   hh__tr_rss_record(now);
   hh__tr_modules_scan(true);
@@ -832,13 +881,16 @@ static void trace_stop(int fd) {
 
 void hh__trace_after_dlclose(void) {
   if (!atomic_load(&hh__tr_active) || (pid_t)syscall(SYS_getpid) != owner_pid) return;
+  hh__tr_busy++;
   hh__tr_modules_scan(true);
+  hh__tr_busy--;
 }
 
 void hh__trace_marker(const char *name) {
   if (name == NULL || !atomic_load(&hh__tr_active)) return;
   size_t n = strnlen(name, 4096);
   uint64_t now = hh__tr_now();
+  hh__tr_busy++;
   hh__tr_meta_lock();
   uint8_t *p = hh__tr_proc_reserve(1 + 2 * HH_VARINT_MAX + n);
   if (p != NULL) {
@@ -848,6 +900,7 @@ void hh__trace_marker(const char *name) {
     hh__tr_proc_commit(p);
   }
   hh__tr_meta_unlock();
+  hh__tr_busy--;
 }
 
 /* ---- start ------------------------------------------------------------------------- */

@@ -221,21 +221,7 @@ static inline entry *slot_for(hh_tr_stack_cache *c, uintptr_t ra, uintptr_t cfa)
   return &c->e[h >> (64 - CACHE_BITS)];
 }
 
-uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
-  uintptr_t cfa = (uintptr_t)cfa_p;
-  uint32_t g = atomic_load_explicit(&gen, memory_order_relaxed);
-  entry *e = NULL;
-  if (cfa != 0 && cache != NULL) {
-    uintptr_t ra = ((const uintptr_t *)cfa)[-1];
-    e = slot_for(cache, ra, cfa);
-    if (e->cfa == cfa && e->ip[0] == ra && e->gen == g) {
-      uint32_t i = 1;
-      for (; i < e->depth; i++) {
-        if (*(const uintptr_t *)(cfa + e->off[i]) != e->ip[i]) break;
-      }
-      if (i == e->depth) return e->id;
-    }
-  }
+static uint64_t capture_miss(entry *e, uintptr_t cfa, uint32_t g) {
   uintptr_t ips[HH_TR_MAX_FRAMES], sps[HH_TR_MAX_FRAMES];
   int cancel = hh__cancel_off(); /* libunwind reads and writes its pipe */
   hh__tr_loader_enter();         /* libunwind looks for unwind tables with dl_iterate_phdr */
@@ -291,5 +277,27 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
   e->misses = 0;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   e->cfa = cfa;
+  return id;
+}
+
+uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
+  uintptr_t cfa = (uintptr_t)cfa_p;
+  uint32_t g = atomic_load_explicit(&gen, memory_order_relaxed);
+  entry *e = NULL;
+  if (cfa != 0 && cache != NULL) {
+    uintptr_t ra = ((const uintptr_t *)cfa)[-1];
+    e = slot_for(cache, ra, cfa);
+    if (e->cfa == cfa && e->ip[0] == ra && e->gen == g) {
+      uint32_t i = 1;
+      for (; i < e->depth; i++) {
+        if (*(const uintptr_t *)(cfa + e->off[i]) != e->ip[i]) break;
+      }
+      if (i == e->depth) return e->id;
+    }
+  }
+  /* a miss: the unwinder, the loader's lock, the meta lock (hh__tr_busy) */
+  hh__tr_busy++;
+  uint64_t id = capture_miss(e, cfa, g);
+  hh__tr_busy--;
   return id;
 }
