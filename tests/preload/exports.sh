@@ -8,7 +8,7 @@
 set -u
 hooked="malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc
 pvalloc malloc_usable_size free_sized free_aligned_sized
-execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit dlclose
+execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit dlclose dl_iterate_phdr
 close close_range closefrom dup2 dup3 pipe2"
 api="hh_allocator_of hh_thread_counts hh_marker"
 passed=0

@@ -788,6 +788,24 @@ PY
       grep -q '^done$' out || fail "run $i: output $(cat out)"
     done
     ;;
+  dl_callback)
+    # Allocations in a dl_iterate_phdr callback while another thread's
+    # stacks are unwound (dl_callback.c): the two deadlocked (the loader's
+    # lock against libunwind's), every run, with every signal blocked (only
+    # SIGKILL ended them). The callbacks' allocations are recorded without
+    # a stack.
+    timeout -s KILL 60 env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/d.%p.hhtrace" \
+      "$HH_DL_CALLBACK" >out 2>err
+    rc=$?
+    [ $rc = 137 ] && fail "hung, killed after 60 s"
+    [ $rc = 0 ] || fail "exit status $rc: $(cat err)"
+    read -r _ n <out
+    dump "$(one_file "$dir/d.*.hhtrace")" d.txt
+    [ "$(grep -c '^alloc malloc .* size=32 .*stack=$' d.txt)" = "$n" ] ||
+      fail "$n allocations of 32 bytes without a stack wanted: $(grep -c ' size=32 ' d.txt) of 32 bytes, $(grep -m1 ' size=32 ' d.txt)"
+    expect 100000 d.txt "alloc malloc " " size=48 " "stack=allocate@hh_trace_dl_callback;"
+    status_ok d.txt
+    ;;
   daemon_stderr)
     # A daemon the program leaves holds no copy of the caller's stderr: the
     # reader of $(prog 2>&1) sees the end when the program ends, while the

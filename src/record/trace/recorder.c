@@ -520,8 +520,11 @@ static inline uint8_t *put_addr(tstate *ts, uint8_t *p, uintptr_t a) {
 
 /* ---- events ----------------------------------------------------------------------- */
 
+__thread unsigned hh__trace_in_dl_callback IE;
+
 static inline uint64_t stack_here(tstate *ts) {
-  return hh__tr_opt.stacks ? hh__tr_stack_capture(ts->cache, hh__call_cfa) : 0;
+  return hh__tr_opt.stacks && likely(hh__trace_in_dl_callback == 0) ? hh__tr_stack_capture(ts->cache, hh__call_cfa)
+                                                                    : 0;
 }
 
 static void write_alloc(tstate *ts, const hh_event *ev, uint64_t now, uint64_t stack, uint64_t weight) {

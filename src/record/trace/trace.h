@@ -26,6 +26,11 @@ void hh__trace_before_exec(const char *path);
  * again. Nothing when this thread's hh__trace_before_exec wrote nothing. */
 void hh__trace_exec_failed(void);
 
+/* Above 0 while a dl_iterate_phdr callback runs on this thread (the
+ * loader's lock held, src/hook/dl.c): the tracer takes no stack then.
+ * initial-exec TLS. */
+extern __thread unsigned hh__trace_in_dl_callback __attribute__((tls_model("initial-exec")));
+
 /* The program's dlclose returned (src/hook/dl.c): the module list is
  * brought up to date, and stacks through a module gone get new ids. */
 void hh__trace_after_dlclose(void);
