@@ -117,12 +117,14 @@ static __thread bool t_holds IE;
 
 static void lock(void) {
   unsigned turns = 0;
+  t_holds = true; /* (before: a handler that comes between must not wait) */
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   while (atomic_exchange_explicit(&st.lock, 1, memory_order_acquire) != 0) hh__backoff(&turns);
-  t_holds = true;
 }
 static void unlock(void) {
-  t_holds = false;
   atomic_store_explicit(&st.lock, 0, memory_order_release);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t_holds = false;
 }
 
 static void filter_init(void) {
