@@ -284,7 +284,8 @@ static uint32_t thread_slot(state *s, uint32_t index) {
     size_t cap = s->slot_by_index_cap ? s->slot_by_index_cap : 64;
     while (cap <= index) cap *= 2;
     s->slot_by_index = xrealloc(s->slot_by_index, cap * sizeof *s->slot_by_index);
-    memset(s->slot_by_index + s->slot_by_index_cap, 0, (cap - s->slot_by_index_cap) * sizeof *s->slot_by_index);
+    memset(s->slot_by_index + s->slot_by_index_cap, 0,
+           (cap - s->slot_by_index_cap) * sizeof *s->slot_by_index);
     s->slot_by_index_cap = cap;
   }
   if (mapped)

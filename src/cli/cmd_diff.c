@@ -156,7 +156,7 @@ static side totals_of(const hh_analysis *a) {
   /* allocation calls, as each site counts them (the ALLOC records alone
    * said "allocations +0" above a site's +5 when only reallocs came) */
   side s = {a->allocation_calls, a->bytes_allocated, a->peak_bytes,
-            a->leaked_bytes, a->leaked_blocks,   a->temporary};
+            a->leaked_bytes,     a->leaked_blocks,   a->temporary};
   return s;
 }
 

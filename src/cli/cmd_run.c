@@ -126,7 +126,8 @@ int hh_cmd_run(int argc, char **argv) {
           return hh_cli_usage_error("run", usage, "--sample wants a size in bytes such as 512K, not \"%s\"",
                                     optarg);
         if (v > HH_SAMPLE_PERIOD_MAX)
-          return hh_cli_usage_error("run", usage, "--sample %s: a period of at most 65536T (2^56 bytes)", optarg);
+          return hh_cli_usage_error("run", usage, "--sample %s: a period of at most 65536T (2^56 bytes)",
+                                    optarg);
         sample = optarg;
         break;
       }

@@ -1,12 +1,13 @@
 /* dlclose and dl_iterate_phdr, exported by the preload libraries.
  *
- * dlclose: so that the recorders hear at once of a library going away. The tracer names stacks by their return
- * addresses: a library the loader then maps where the closed one was would
- * have its calls taken for the old one's until the tracer's next look at
- * the modules, which a program that allocates through cached call sites may
- * never take (trace.dl_reuse). The wrapper calls glibc's dlclose, then
- * tells the recorders; what dlclose returns and leaves in errno and
- * dlerror() is the program's. */
+ * dlclose: so that the recorders hear at once of a library going away.
+ * The tracer names stacks by their return addresses: a library the loader
+ * then maps where the closed one was would have its calls taken for the
+ * old one's until the tracer's next look at the modules, which a program
+ * that allocates through cached call sites may never take
+ * (trace.dl_reuse). The wrapper calls glibc's dlclose, then tells the
+ * recorders; what dlclose returns and leaves in errno and dlerror() is the
+ * program's. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>

@@ -18,7 +18,7 @@ _Atomic uintptr_t hh__sample_filter;
 
 static uint64_t period;
 static __thread bool t_forking IE; /* (the fork handlers', below) */
-static __thread uint64_t rng IE; /* xorshift state; 0: not seeded */
+static __thread uint64_t rng IE;   /* xorshift state; 0: not seeded */
 static uint64_t seed_base;
 static _Atomic uint64_t seed_next;
 

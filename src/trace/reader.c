@@ -169,7 +169,7 @@ struct hh_reader {
   uint64_t chunks;
   bool seen_end;
   uint64_t end_ticks, end_events;
-  uint64_t end_chunk; /* the chunk END was in */
+  uint64_t end_chunk;   /* the chunk END was in */
   uint64_t bytes_total; /* the weights of the events handed out (HH_BYTES_TOTAL_MAX) */
   uint64_t events_read; /* ALLOC, FREE and REALLOC records handed out */
 
@@ -696,9 +696,12 @@ static int damaged(hh_reader *r, const cursor *c, const uint8_t *at, const char 
 static int too_large(hh_reader *r, const cursor *c, const uint8_t *at, const hh_event *ev) {
   if (ev->size > HH_SIZE_MAX)
     return damaged(r, c, at, "an allocation of %" PRIu64 " bytes, more than an address space", ev->size);
-  return damaged(r, c, at, "a sample weight of %" PRIu64 " bytes, more than a sampling period allows", ev->weight);
+  return damaged(r, c, at, "a sample weight of %" PRIu64 " bytes, more than a sampling period allows",
+                 ev->weight);
 }
-static inline bool size_ok(const hh_event *ev) { return ev->size <= HH_SIZE_MAX && ev->weight <= HH_WEIGHT_MAX; }
+static inline bool size_ok(const hh_event *ev) {
+  return ev->size <= HH_SIZE_MAX && ev->weight <= HH_WEIGHT_MAX;
+}
 
 /* Counts an event's bytes into the trace's total as it is handed out. */
 static int count_bytes(hh_reader *r, const cursor *c, const uint8_t *at, const hh_event *ev) {

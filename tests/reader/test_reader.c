@@ -276,8 +276,9 @@ static void test_end_count_short(void **state) {
     while (merged ? hh_merge_next(m, &ev) : hh_reader_next(r, &ev)) n += ev.kind == HH_EV_ALLOC;
     assert_int_equal(n, 2);
     assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
-    assert_string_equal(hh_reader_message(r),
-                        "trace damaged: its end record counts 5 events, the file holds 2 (chunks are missing)");
+    assert_string_equal(
+        hh_reader_message(r),
+        "trace damaged: its end record counts 5 events, the file holds 2 (chunks are missing)");
     if (m) hh_merge_free(m);
     hh_reader_close(r);
   }
@@ -824,7 +825,8 @@ static void fill_huge_weight(tb *b) {
   tb_alloc(b, 0, 6, 0x2000, 8, 0, 0);
 }
 static void fill_huge_sum(tb *b) {
-  for (int i = 0; i < 40; i++) tb_alloc(b, 0, (uint64_t)i + 1, 0x1000 + 0x1000 * (uint64_t)i, 1ull << 57, 0, 0);
+  for (int i = 0; i < 40; i++)
+    tb_alloc(b, 0, (uint64_t)i + 1, 0x1000 + 0x1000 * (uint64_t)i, 1ull << 57, 0, 0);
 }
 
 static void test_damaged_records(void **state) {
@@ -847,7 +849,8 @@ static void test_damaged_records(void **state) {
       {fill_dangling_weight, "sample weight not followed by an allocation", 0},
       {fill_weight_before_free, "sample weight not followed by an allocation", 1},
       {fill_huge_size, "an allocation of 18446744073709551615 bytes, more than an address space", 1},
-      {fill_huge_weight, "a sample weight of 18446744073709551608 bytes, more than a sampling period allows", 1},
+      {fill_huge_weight, "a sample weight of 18446744073709551608 bytes, more than a sampling period allows",
+       1},
       {fill_huge_sum, "the allocations add up to more than 2^62 bytes", 32},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

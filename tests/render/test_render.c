@@ -538,9 +538,14 @@ static void utf8_everywhere(void **state) {
   char small[8];
   const char *ok = "plain \xc3\xa9";
   assert_ptr_equal(hh_utf8_safe(ok, small, 16), ok);
-  assert_string_equal(hh_utf8_safe("a\xff" "b", small, sizeof small), "a\xef\xbf\xbd" "b");
+  assert_string_equal(hh_utf8_safe("a\xff"
+                                   "b",
+                                   small, sizeof small),
+                      "a\xef\xbf\xbd"
+                      "b");
   /* cut: "\xc3\xa9" x 4 is 8 bytes, 7 fit: three characters */
-  assert_string_equal(hh_utf8_safe("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", small, sizeof small), "\xc3\xa9\xc3\xa9\xc3\xa9");
+  assert_string_equal(hh_utf8_safe("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", small, sizeof small),
+                      "\xc3\xa9\xc3\xa9\xc3\xa9");
   char *d = hh_utf8_dup("\xe9\xe9");
   assert_string_equal(d, "\xef\xbf\xbd\xef\xbf\xbd");
   free(d);

@@ -41,7 +41,7 @@
 #define IE __attribute__((tls_model("initial-exec")))
 
 #define BUF_CAP HH_TR_BUF_CAP
-#define BUF_ROOM 96 /* the most one event appends: SAMPLE_WEIGHT + REALLOC */
+#define BUF_ROOM 96    /* the most one event appends: SAMPLE_WEIGHT + REALLOC */
 #define THREAD_ROOM 40 /* a THREAD record, kept free at the end of a buffer (handover_begin) */
 
 typedef struct tstate {
@@ -561,8 +561,9 @@ static inline uint8_t *put_addr(tstate *ts, uint8_t *p, uintptr_t a) {
 __thread unsigned hh__trace_in_dl_callback IE;
 
 static inline uint64_t stack_here(tstate *ts) {
-  return hh__tr_opt.stacks && likely(hh__trace_in_dl_callback == 0) ? hh__tr_stack_capture(ts->cache, hh__call_cfa)
-                                                                    : 0;
+  return hh__tr_opt.stacks && likely(hh__trace_in_dl_callback == 0)
+             ? hh__tr_stack_capture(ts->cache, hh__call_cfa)
+             : 0;
 }
 
 static void write_alloc(tstate *ts, const hh_event *ev, uint64_t now, uint64_t stack, uint64_t weight) {
@@ -873,8 +874,9 @@ static void trace_stop(int fd) {
    * (trace.signal_exit). The trace then ends as a killed program's. */
   if (hh__tr_busy > 0 || t_locked_outside_hook) {
     atomic_store(&hh__tr_active, false);
-    hh__log("the program ended in a signal handler that interrupted the tracer: the trace's last events are "
-            "lost, and it has no end record");
+    hh__log(
+        "the program ended in a signal handler that interrupted the tracer: the trace's last events are "
+        "lost, and it has no end record");
     return;
   }
   uint64_t now = hh__tr_now();

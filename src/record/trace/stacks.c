@@ -146,7 +146,8 @@ void hh__tr_stacks_forget(uintptr_t lo, uintptr_t hi) {
   atomic_fetch_add(&gen, 1);
   if (table == NULL) return;
   bool any = false;
-  for (size_t i = 0; i < table_cap && !any; i++) any = table[i].id != 0 && table[i].ip >= lo && table[i].ip < hi;
+  for (size_t i = 0; i < table_cap && !any; i++)
+    any = table[i].id != 0 && table[i].ip >= lo && table[i].ip < hi;
   if (!any) return;
   node *t = hh__tr_map(table_cap * sizeof(node));
   if (t == NULL) return; /* (then the old ids stay: as before) */
