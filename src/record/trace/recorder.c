@@ -427,9 +427,6 @@ static void reset_buffer(tstate *ts) {
   atomic_store_explicit(&ts->committed, 0, memory_order_release);
 }
 
-/* Before the owner hands its buffer over: the module list and the thread's
- * name brought up to date. False (and the buffer emptied) when it holds no
- * event. */
 /* By the owner: the thread's name, if it changed, said at the end of the
  * chunk being filled (ev_begin keeps the room), or else at the start of the
  * next. A thread that renamed itself during its last chunk kept its old
@@ -448,6 +445,9 @@ static void note_rename(tstate *ts) {
   }
 }
 
+/* Before the owner hands its buffer over: the module list and the thread's
+ * name brought up to date. False (and the buffer emptied) when it holds no
+ * event. */
 static bool handover_begin(tstate *ts) {
   hh__tr_modules_scan(true);
   note_rename(ts);
