@@ -135,20 +135,23 @@ void hh__tr_stacks_init(void) {
 }
 
 /* With the meta lock. The nodes whose ip is in [lo, hi) are dropped (the
- * table rebuilt without them, at its size), and every thread's cache
- * misses from here on (a new generation). The next stack through those
+ * table rebuilt without them, at its size), and then every thread's
+ * cache misses from here on (a new generation). The next stack through those
  * addresses gets a new id, defined after the module records of the time,
  * and its descendants new ids too (they hang from the new one). Before, a
  * library loaded where an unloaded one had been (dlclose, then dlopen:
  * the loader reuses the address) had its allocations named after the
  * first one's functions: same return addresses, same ids (trace.dl_reuse). */
 void hh__tr_stacks_forget(uintptr_t lo, uintptr_t hi) {
-  atomic_fetch_add(&gen, 1);
   if (table == NULL) return;
   bool any = false;
   for (size_t i = 0; i < table_cap && !any; i++)
     any = table[i].id != 0 && table[i].ip >= lo && table[i].ip < hi;
+  /* (a cached stack is interned: with no node in the range, no cache entry
+   * holds it, and the caches stay; a program that loads and unloads
+   * plugins would refill every hot entry by the slow unwind at each) */
   if (!any) return;
+  atomic_fetch_add(&gen, 1);
   node *t = hh__tr_map(table_cap * sizeof(node));
   if (t == NULL) return; /* (then the old ids stay: as before) */
   size_t kept = 0;
