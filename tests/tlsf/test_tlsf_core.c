@@ -156,6 +156,25 @@ static void test_memalign_gap_is_free_block_and_merges_back(void **state) {
   assert_valid(t);
 }
 
+/* A block merged into the free block before it is free in its own header
+ * too: a second free of it is refused (it was taken for a used block and
+ * freed again, and a later malloc handed out a live block). */
+static void test_double_free_after_backward_merge(void **state) {
+  tlsf_t *t = T(state);
+  void *a = tlsf_malloc(t, 100), *b = tlsf_malloc(t, 100), *g = tlsf_malloc(t, 100);
+  assert_int_equal(tlsf_free(t, a), 0);
+  assert_int_equal(tlsf_free(t, b), 0); /* merges into a's block */
+  assert_int_equal(tlsf_block_in_use(b), 0);
+  assert_int_equal(tlsf_free(t, b), -1);
+  assert_valid(t);
+  /* an aligned block always has a free gap before it */
+  void *p = tlsf_memalign(t, 4096, 100);
+  assert_int_equal(tlsf_free(t, p), 0);
+  assert_int_equal(tlsf_free(t, p), -1);
+  assert_valid(t);
+  tlsf_free(t, g);
+}
+
 static void test_memalign_rejects_bad_alignment(void **state) {
   tlsf_t *t = T(state);
   assert_null(tlsf_memalign(t, 48, 10));
@@ -444,6 +463,7 @@ int main(void) {
       T_(test_block_size_is_exact_usable_size),
       T_(test_memalign_16_to_1MiB),
       T_(test_memalign_gap_is_free_block_and_merges_back),
+      T_(test_double_free_after_backward_merge),
       T_(test_memalign_rejects_bad_alignment),
       T_(test_realloc_keeps_content_grow_and_shrink),
       T_(test_realloc_of_memalign_block_keeps_content),

@@ -351,6 +351,11 @@ int tlsf_free(tlsf_t *t, void *ptr) {
   block *b = blk_from_payload(ptr);
   if (blk_free(b)) return -1;
   t->used_bytes -= blk_size(b) + BLOCK_TAIL;
+  /* Free in its own header too, though a free predecessor absorbs it: a
+   * second free of it found a used block there, went on, and corrupted the
+   * heap (a later malloc handed out a live block; an aligned block, which
+   * always has a free gap before it, crashed). */
+  b->size |= FLAG_FREE;
   if (blk_prev_free(b)) {
     block *prev = b->prev_phys;
     list_remove(t, prev);
