@@ -704,6 +704,8 @@ PY
       "$HH_DL_MAIN" ./libhh_trace_dl.so) >out 2>err || fail "exit status $?: $(cat err)"
     dump "$(one_file "$dir/d.*.hhtrace")" d.txt
     expect 1 d.txt "module $libdir/libhh_trace_dl.so "
+    # the vDSO's name is no path (it became "<cwd>/linux-vdso.so.1")
+    expect 0 d.txt "/linux-vdso.so.1"
     expect 20 d.txt "alloc malloc T=1 size=777 " "stack=dl_make@libhh_trace_dl.so;main@hh_trace_dl_main"
     status_ok d.txt
     ;;

@@ -214,7 +214,9 @@ static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
    * the load and the first allocation since). Before, it was recorded as
    * given and no reader could find the file (trace.dl_relative). */
   char abs[4096];
-  if (name[0] != '/' && name != exe && getcwd(abs, sizeof abs) != NULL && abs[0] == '/') {
+  /* (a name without '/' is no file's: the vDSO, "linux-vdso.so.1") */
+  if (name[0] != '/' && strchr(name, '/') != NULL && name != exe && getcwd(abs, sizeof abs) != NULL &&
+      abs[0] == '/') {
     size_t dl = strlen(abs), nl = strlen(name);
     const char *rest = name;
     while (rest[0] == '.' && rest[1] == '/') rest += 2;
