@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trace/handoff.h"
 #include "trace/xalloc.h"
 
 /* ---- costs ---------------------------------------------------------------- */
@@ -202,6 +203,7 @@ typedef struct state {
   uint64_t peak_ordinal;
   uint64_t ordinal;
   uint64_t last_alloc; /* address of the most recent allocation (temporary rule) */
+  hh_handoff parked;   /* frees that may have come before their allocation */
 
   hh_live_block *grave;
   size_t ngrave, grave_cap;
@@ -437,13 +439,71 @@ static void new_max_check(state *s, uint64_t t) {
   }
 }
 
+/* A parked free that no allocation took back: a free (or a realloc's old
+ * block) the trace never saw allocated. */
+static void unknown_free(state *s, const hh_event *ev) {
+  s->a->unknown_frees++;
+  if (ev->kind == HH_EV_FREE) {
+    s->a->frees++;
+    s->threads[thread_slot(s, ev->thread)].frees++;
+  }
+}
+
+static void expire_parked(state *s) {
+  for (size_t i = 0; i < s->parked.n; i++) unknown_free(s, &s->parked.ev[i]);
+  s->parked.n = 0;
+}
+
+static void park(state *s, const hh_event *ev) {
+  hh_event expired;
+  if (hh_handoff_park(&s->parked, ev, &expired)) unknown_free(s, &expired);
+}
+
+/* Allocation ev, whose free f (another thread's, in the same clock tick)
+ * the merge handed out first (trace/handoff.h): the allocation, then the
+ * free. When a block is live at the address already, it is the one the
+ * freeing thread allocated right after its free (glibc's per-thread cache
+ * hands it the block it just freed): it stays live, and the pair is
+ * applied beside it. */
+static void alloc_then_parked(state *s, const hh_event *ev, const hh_event *f, block *live) {
+  block saved;
+  if (live) {
+    saved = *live;
+    table_remove(&s->live, live);
+  }
+  uint32_t slot = thread_slot(s, ev->thread);
+  freeze(s);
+  s->a->allocations += est_count(s, ev->size, ev->weight);
+  uint64_t before = s->heap;
+  acquire(s, ev, slot, true);
+  if (!live) {
+    new_max_check(s, ev->time);
+    tl_record(s, ev->time, before, s->heap);
+  }
+  block *b = table_find(&s->live, ev->addr);
+  before = s->heap;
+  freeze(s);
+  /* not a temporary allocation: the other thread got the block through
+   * the program, most likely after allocations in between */
+  release(s, b, thread_slot(s, f->thread), f->kind == HH_EV_FREE, false);
+  s->last_alloc = 0;
+  tl_record(s, ev->time, before, s->heap);
+  if (live) table_insert_new(&s->live, &saved);
+}
+
 static void on_event(state *s, const hh_event *ev) {
   hh_analysis *a = s->a;
+  if (hh_handoff_due(&s->parked, ev->time)) expire_parked(s);
   uint64_t before = s->heap;
   uint32_t slot = thread_slot(s, ev->thread);
   switch (ev->kind) {
     case HH_EV_ALLOC: {
       block *old = s->live.n ? table_find(&s->live, ev->addr) : NULL;
+      hh_event f;
+      if (s->parked.n && hh_handoff_take(&s->parked, ev, &f)) {
+        alloc_then_parked(s, ev, &f, old);
+        return;
+      }
       if (old || ev->weight == 0) freeze(s);
       if (old) release(s, old, slot, false, false); /* its free was not recorded */
       a->allocations += est_count(s, ev->size, ev->weight);
@@ -453,9 +513,7 @@ static void on_event(state *s, const hh_event *ev) {
     case HH_EV_FREE: {
       block *b = table_find(&s->live, ev->addr);
       if (!b) {
-        a->unknown_frees++;
-        a->frees++;
-        s->threads[slot].frees++;
+        park(s, ev);
         return;
       }
       freeze(s);
@@ -477,6 +535,8 @@ static void on_event(state *s, const hh_event *ev) {
         s->last_alloc = 0;
       } else if (s->sampled) {
         counts = ev->addr != ev->old_addr; /* the old block was not sampled: moved, or not known to grow */
+      } else if (ev->addr != ev->old_addr) {
+        park(s, ev); /* its old block: perhaps allocated by another thread in the same tick */
       } else {
         a->unknown_frees++;
       }
@@ -672,6 +732,7 @@ static void state_free(state *s) {
   free(s->slot_by_index);
   free(s->live.slots);
   free(s->grave);
+  hh_handoff_free(&s->parked);
 }
 
 int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, char *err, size_t err_size) {
@@ -684,6 +745,7 @@ int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, c
   s.a = a;
   s.sampled = (hh_reader_header(r)->flags & HH_TRACE_FLAG_SAMPLED) != 0;
   s.want_blocks = opt->peak_blocks;
+  s.parked.window = hh_handoff_window(r);
   s.tl_cap = opt->max_points ? opt->max_points : 2000;
   if (s.tl_cap < 2) s.tl_cap = 2;
   s.tl = xcalloc(s.tl_cap, sizeof *s.tl);
@@ -738,6 +800,7 @@ int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, c
   }
   if (threaded) pthread_join(reader_thread, NULL);
   progress_done(&prog);
+  expire_parked(&s);
   a->late_events = hh_merge_late(f.m);
   hh_merge_free(f.m);
   for (int i = 0; i < FEED_BATCHES; i++) free(f.buf[i]);

@@ -3,9 +3,11 @@
  * backward shift so no tombstones build up over millions of events. */
 #include "summary.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/handoff.h"
 #include "trace/xalloc.h"
 
 typedef struct live_table {
@@ -59,6 +61,13 @@ static void live_put(live_table *t, uint64_t a, uint64_t bytes, uint64_t count) 
   t->blocks += count;
 }
 
+static bool live_has(const live_table *t, uint64_t a) {
+  if (!t->cap) return false;
+  size_t i = slot_of(t, a);
+  while (t->addr[i] && t->addr[i] != a) i = (i + 1) & (t->cap - 1);
+  return t->addr[i] != 0;
+}
+
 /* Removes a; returns the allocations it stood for, 0 when it was not live. */
 static uint64_t live_del(live_table *t, uint64_t a) {
   if (!t->cap) return 0;
@@ -85,19 +94,46 @@ static uint64_t live_del(live_table *t, uint64_t a) {
   return count;
 }
 
+/* A parked free that no allocation took back (trace/handoff.h). */
+static void unknown_free(hh_summary *s, const hh_event *ev) {
+  s->unknown_frees++;
+  if (ev->kind == HH_EV_FREE) s->frees++;
+}
+
+static void peak_check(hh_summary *s, uint64_t total, uint64_t time) {
+  if (total > s->peak_bytes) {
+    s->peak_bytes = total;
+    s->peak_time = time;
+  }
+}
+
 void hh_summarize(hh_reader *r, hh_summary *s) {
   memset(s, 0, sizeof *s);
   s->sampled = (hh_reader_header(r)->flags & HH_TRACE_FLAG_SAMPLED) != 0;
   live_table t = {0};
+  hh_handoff parked = {.window = hh_handoff_window(r)};
   hh_merge *m = hh_merge_new(r, 0);
-  hh_event ev;
+  hh_event ev, f;
   while (hh_merge_next(m, &ev)) {
     uint64_t count;
+    if (ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_FREE || ev.kind == HH_EV_REALLOC) {
+      if (hh_handoff_due(&parked, ev.time)) {
+        for (size_t i = 0; i < parked.n; i++) unknown_free(s, &parked.ev[i]);
+        parked.n = 0;
+      }
+    }
     switch (ev.kind) {
       case HH_EV_ALLOC:
         count = hh_event_count(s->sampled, ev.size, ev.weight);
         s->allocs += count;
         s->allocated_bytes += ev.weight;
+        if (parked.n && hh_handoff_take(&parked, &ev, &f)) {
+          /* allocated, then freed by the parked event: a block live at
+           * the address already stays (handoff.h; as the analysis does) */
+          if (!live_has(&t, ev.addr)) peak_check(s, t.total + ev.weight, ev.time);
+          if (f.kind == HH_EV_FREE) s->frees += count;
+          break;
+        }
         live_put(&t, ev.addr, ev.weight, count);
         break;
       case HH_EV_REALLOC:
@@ -105,14 +141,23 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
          * of 0 says the new one is not followed (trace-format.md) */
         s->reallocs += !s->sampled ? 1 : ev.weight ? hh_event_count(true, ev.size, ev.weight) : 0;
         s->allocated_bytes += ev.weight;
-        if (!live_del(&t, ev.old_addr) && !s->sampled) s->unknown_frees++;
+        if (!live_del(&t, ev.old_addr) && !s->sampled) {
+          if (ev.addr != ev.old_addr) {
+            if (hh_handoff_park(&parked, &ev, &f)) unknown_free(s, &f);
+          } else {
+            s->unknown_frees++;
+          }
+        }
         if (!s->sampled || ev.weight != 0)
           live_put(&t, ev.addr, ev.weight, hh_event_count(s->sampled, ev.size, ev.weight));
         break;
       case HH_EV_FREE:
         count = live_del(&t, ev.addr);
-        if (!count) s->unknown_frees++;
-        s->frees += count ? count : 1;
+        if (!count) {
+          if (hh_handoff_park(&parked, &ev, &f)) unknown_free(s, &f);
+          continue;
+        }
+        s->frees += count;
         break;
       case HH_EV_END:
       case HH_EV_EXEC:
@@ -124,15 +169,14 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
         continue;
     }
     if (ev.time > s->end_time) s->end_time = ev.time;
-    if (t.total > s->peak_bytes) {
-      s->peak_bytes = t.total;
-      s->peak_time = ev.time;
-    }
+    peak_check(s, t.total, ev.time);
   }
+  for (size_t i = 0; i < parked.n; i++) unknown_free(s, &parked.ev[i]);
   s->leaked_bytes = t.total;
   s->leaked_blocks = t.blocks;
   s->threads = hh_reader_thread_count(r);
   hh_merge_free(m);
+  hh_handoff_free(&parked);
   free(t.addr);
   free(t.count);
   free(t.bytes);

@@ -1,0 +1,47 @@
+/* Frees handed out before the allocation they free (handoff.h). */
+#include "trace/handoff.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/xalloc.h"
+
+uint64_t hh_handoff_window(const hh_reader *r) {
+  uint64_t tps = hh_reader_header(r)->ticks_per_second;
+  uint64_t tick = tps ? (1000000000u + tps - 1) / tps : 1000000000u;
+  return tick + 1000;
+}
+
+bool hh_handoff_park(hh_handoff *h, const hh_event *ev, hh_event *expired) {
+  bool full = h->n == HH_HANDOFF_MAX;
+  if (full) {
+    *expired = h->ev[0];
+    memmove(h->ev, h->ev + 1, (h->n - 1) * sizeof *h->ev);
+    h->n--;
+  }
+  if (h->n == h->cap) {
+    h->cap = h->cap ? 2 * h->cap : 16;
+    h->ev = xrealloc(h->ev, h->cap * sizeof *h->ev);
+  }
+  h->ev[h->n++] = *ev;
+  return full;
+}
+
+bool hh_handoff_take(hh_handoff *h, const hh_event *alloc, hh_event *out) {
+  for (size_t i = 0; i < h->n; i++) {
+    const hh_event *p = &h->ev[i];
+    if (hh_handoff_addr(p) == alloc->addr && alloc->time - p->time <= h->window &&
+        p->thread != alloc->thread) {
+      *out = *p;
+      memmove(h->ev + i, h->ev + i + 1, (h->n - i - 1) * sizeof *h->ev);
+      h->n--;
+      return true;
+    }
+  }
+  return false;
+}
+
+void hh_handoff_free(hh_handoff *h) {
+  free(h->ev);
+  *h = (hh_handoff){0};
+}

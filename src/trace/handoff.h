@@ -1,0 +1,63 @@
+/* Frees handed out before the allocation they free.
+ *
+ * The time-ordered merge (hh_merge_next) puts frees first among events of
+ * equal time in different threads: right when a block freed by one thread
+ * is allocated by another within one clock tick. The other hand-off, a
+ * block allocated by one thread and freed by another (a producer and a
+ * consumer), then comes out free first when both fall in one tick; and the
+ * consumer's time can even be a tick or two before the producer's (the
+ * consumer's clock read runs ahead of its load of the pointer, and the
+ * cores' clocks may differ a little). A consumer that keeps the live
+ * blocks finds no block for such a free: it parks it here instead of
+ * calling it unknown, and an allocation of the same address by another
+ * thread at most `window` ns later takes it back (the consumer applies the
+ * allocation, then the free). What is still parked when the merge's time
+ * moves past its window was a free of an unknown block after all
+ * (docs/trace-format.md, "Ties", under "Records").
+ */
+#ifndef HH_TRACE_HANDOFF_H
+#define HH_TRACE_HANDOFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "trace/reader.h"
+
+/* At most this many are parked: a crafted trace whose events all have one
+ * time would otherwise make every allocation search a growing list; the
+ * oldest goes when it is full. */
+#define HH_HANDOFF_MAX 4096
+
+typedef struct hh_handoff {
+  hh_event *ev; /* parked, oldest first */
+  size_t n, cap;
+  uint64_t window; /* ns */
+} hh_handoff;
+
+/* The window for a trace: one clock tick and 1 us more (two ticks of the
+ * default clock, where the measured lag of a consumer reached two ticks). */
+uint64_t hh_handoff_window(const hh_reader *r);
+
+/* The address a parked event frees: a FREE's block, a REALLOC's old one. */
+static inline uint64_t hh_handoff_addr(const hh_event *ev) {
+  return ev->kind == HH_EV_REALLOC ? ev->old_addr : ev->addr;
+}
+
+/* True when something is parked that no event at `time` or later can take
+ * back (every parked event is older than its window): the caller expires
+ * them all. */
+static inline bool hh_handoff_due(const hh_handoff *h, uint64_t time) {
+  return h->n != 0 && time - h->ev[h->n - 1].time > h->window;
+}
+
+/* Parks ev; when HH_HANDOFF_MAX are parked already, the oldest is copied
+ * to *expired and true returned (the caller counts it unknown). */
+bool hh_handoff_park(hh_handoff *h, const hh_event *ev, hh_event *expired);
+
+/* Takes back the oldest parked free of `alloc`'s address by another thread
+ * within the window, into *out. */
+bool hh_handoff_take(hh_handoff *h, const hh_event *alloc, hh_event *out);
+
+void hh_handoff_free(hh_handoff *h);
+
+#endif
