@@ -28,11 +28,13 @@
  * value when stamped with the current epoch, else its live value. O(1) per
  * event.
  *
- * Temporary allocations, as heaptrack counts them: a free (or the free half
- * of a realloc) of the block returned by the most recent allocation of the
- * process, with no other allocation or free of a known block in between
- * (in time order, all threads together; a free of a block the trace never
- * saw allocated is skipped and resets nothing, as in heaptrack).
+ * Temporary allocations: a free (or the free half of a realloc) of the
+ * block its thread allocated last, by that thread, with no other free of a
+ * known block by it in between. heaptrack's rule is the same across all
+ * threads in time order; the same for one thread, but across threads an
+ * order that heaphook's clock ticks (~1.6 us) leave open: the count would
+ * depend on the tick (a free of a block that is not live "resets nothing",
+ * as in heaptrack).
  *
  * Sampled traces: bytes are the event weights (unbiased estimates); counts
  * are estimates too, weight / size rounded, at least 1 per sample. */
@@ -202,7 +204,7 @@ typedef struct state {
   bool at_peak;
   uint64_t peak_ordinal;
   uint64_t ordinal;
-  uint64_t last_alloc; /* address of the most recent allocation (temporary rule) */
+  uint64_t *last_alloc; /* by thread slot: its most recent allocation's address (temporary rule) */
   hh_handoff parked;   /* frees that may have come before their allocation */
 
   hh_live_block *grave;
@@ -302,9 +304,11 @@ static uint32_t thread_slot(state *s, uint32_t index) {
         s->threads_cap = s->threads_cap ? s->threads_cap * 2 : 16;
         s->threads = xrealloc(s->threads, s->threads_cap * sizeof *s->threads);
         s->thread_index = xrealloc(s->thread_index, s->threads_cap * sizeof *s->thread_index);
+        s->last_alloc = xrealloc(s->last_alloc, s->threads_cap * sizeof *s->last_alloc);
       }
       memset(&s->threads[i], 0, sizeof *s->threads);
       s->thread_index[i] = index;
+      s->last_alloc[i] = 0;
       s->nthreads++;
     }
     if (mapped) s->slot_by_index[index] = (uint32_t)i + 1;
@@ -425,7 +429,13 @@ static void acquire(state *s, const hh_event *ev, uint32_t slot, bool counts) {
   /* a block a realloc shrank in place is no allocation call, so no
    * temporary allocation either (a site showed "1 temporary of 0
    * allocations") */
-  s->last_alloc = counts ? ev->addr : 0;
+  s->last_alloc[slot] = counts ? ev->addr : 0;
+}
+
+/* Block b, freed by thread slot `slot`, is a temporary allocation: that
+ * thread allocated it last, and freed nothing known since. */
+static inline bool temporary(const state *s, const block *b, uint32_t slot) {
+  return b->addr == s->last_alloc[slot] && (b->ordinal & 0xffff) == slot;
 }
 
 static void new_max_check(state *s, uint64_t t) {
@@ -485,8 +495,9 @@ static void alloc_then_parked(state *s, const hh_event *ev, const hh_event *f, b
   freeze(s);
   /* not a temporary allocation: the other thread got the block through
    * the program, most likely after allocations in between */
-  release(s, b, thread_slot(s, f->thread), f->kind == HH_EV_FREE, false);
-  s->last_alloc = 0;
+  uint32_t fslot = thread_slot(s, f->thread);
+  release(s, b, fslot, f->kind == HH_EV_FREE, false);
+  s->last_alloc[fslot] = 0;
   tl_record(s, ev->time, before, s->heap);
   if (live) table_insert_new(&s->live, &saved);
 }
@@ -517,8 +528,8 @@ static void on_event(state *s, const hh_event *ev) {
         return;
       }
       freeze(s);
-      release(s, b, slot, true, b->addr == s->last_alloc);
-      s->last_alloc = 0;
+      release(s, b, slot, true, temporary(s, b, slot));
+      s->last_alloc[slot] = 0;
       break;
     }
     case HH_EV_REALLOC: {
@@ -531,8 +542,8 @@ static void on_event(state *s, const hh_event *ev) {
       bool counts = true;
       if (b) {
         counts = ev->addr != ev->old_addr || ev->weight > b->bytes; /* moved or grew */
-        release(s, b, slot, false, b->addr == s->last_alloc);       /* not a free in the totals */
-        s->last_alloc = 0;
+        release(s, b, slot, false, temporary(s, b, slot));          /* not a free in the totals */
+        s->last_alloc[slot] = 0;
       } else if (s->sampled) {
         counts = ev->addr != ev->old_addr; /* the old block was not sampled: moved, or not known to grow */
       } else if (ev->addr != ev->old_addr) {
@@ -729,6 +740,7 @@ static void state_free(state *s) {
   free(s->smap_vals);
   free(s->threads);
   free(s->thread_index);
+  free(s->last_alloc);
   free(s->slot_by_index);
   free(s->live.slots);
   free(s->grave);

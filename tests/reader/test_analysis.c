@@ -127,10 +127,54 @@ static void handoff(void **state) {
   tb_free_all(&b);
 }
 
+/* Temporary allocations, thread by thread. Thread 1 allocates 0x1000 at
+ * 100 and frees it at 200: its last allocation, temporary, although thread
+ * 2 allocated 0x2000 at 150 (heaptrack's rule across threads: not
+ * temporary; the old rule here, which within one clock tick depended on
+ * the merge's order). Thread 2 allocates 0x3000 at 250, frees 0x2000 at
+ * 260 and 0x3000 at 400: not temporary (a free of a known block in
+ * between). Thread 1 allocates 0x4000 at 500 and thread 2 frees it at 600:
+ * another thread's block, not temporary (thread 2's allocation of 0x5000
+ * at 550 keeps it from being one under the old rule too). */
+static void temporary_per_thread(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 1, 100);
+  tb_alloc(&b, 0, 100, 0x1000, 10, 0, 0);
+  tb_free(&b, 9, 200, 0x1000);
+  tb_alloc(&b, 0, 500, 0x4000, 40, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 2, 150);
+  tb_alloc(&b, 0, 150, 0x2000, 20, 0, 0);
+  tb_alloc(&b, 0, 250, 0x3000, 30, 0, 0);
+  tb_free(&b, 9, 260, 0x2000);
+  tb_free(&b, 9, 400, 0x3000);
+  tb_alloc(&b, 0, 550, 0x5000, 50, 0, 0);
+  tb_free(&b, 9, 600, 0x4000);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 700);
+  tb_end(&b, 700, 9);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  hh_analysis *a = NULL;
+  char err[256];
+  assert_int_equal(hh_analyze(r, &(hh_analyze_options){0}, &a, err, sizeof err), 0);
+  assert_int_equal(a->allocations, 5);
+  assert_int_equal(a->frees, 4);
+  assert_int_equal(a->temporary, 1);
+  for (size_t i = 0; i < a->nthreads; i++)
+    assert_int_equal(a->threads[i].temporary, a->threads[i].index == 1 ? 1 : 0);
+  hh_analysis_free(a);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(many_threads),
       cmocka_unit_test(handoff),
+      cmocka_unit_test(temporary_per_thread),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
