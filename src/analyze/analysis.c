@@ -205,7 +205,7 @@ typedef struct state {
   uint64_t peak_ordinal;
   uint64_t ordinal;
   uint64_t *last_alloc; /* by thread slot: its most recent allocation's address (temporary rule) */
-  hh_handoff parked;   /* frees that may have come before their allocation */
+  hh_handoff parked;    /* frees that may have come before their allocation */
 
   hh_live_block *grave;
   size_t ngrave, grave_cap;
