@@ -43,13 +43,16 @@ static bool tsc_invariant(void) {
 void hh__tr_clock_start(void) {
   if (cal_mono_ns == 0) {
     hh__tr_use_tsc = tsc_invariant();
-    /* 256 TSC ticks (~100 ns at 2.6 GHz) per trace tick, 64 ns with the
-     * fallback clock: fine enough for a timeline and to order a free before
-     * the allocation that reuses its block in another thread (the reader
-     * also puts frees first among equal times), coarse enough that most
-     * time deltas between a thread's events are 0 or 1 and cost next to
-     * nothing once compressed (docs/trace-format.md, "Clock"). */
-    hh__tr_tick_shift = hh__tr_use_tsc ? 8 : 6;
+    /* 4096 TSC ticks per trace tick (1-2 us on TSCs of 2-4 GHz; 1.6 us at
+     * 2.6 GHz), 512 ns with the fallback clock: fine enough for a timeline
+     * (heaptrack stamps its events every 10 ms), coarse enough that most
+     * time deltas between a thread's events are 0 and cost next to nothing
+     * once compressed. 256 TSC ticks (~100 ns) until 2026-11-24 cost the
+     * churn benchmark 0.14 byte per event more, real programs' traces
+     * 13-17% more. Cross-thread order within a tick: the merge puts frees
+     * first, and the analyses repair the hand-offs the other way round
+     * (src/trace/handoff.h; docs/trace-format.md, "Clock"). */
+    hh__tr_tick_shift = hh__tr_use_tsc ? 12 : 9;
     cal_mono_ns = ns_of(CLOCK_MONOTONIC);
     cal_ticks = hh__tr_ticks();
   }
