@@ -13,7 +13,7 @@
 #include <xxhash.h>
 
 #define HH_TRACE_MAGIC "HHTRACE" /* 8 bytes with the NUL */
-#define HH_TRACE_VERSION 4u      /* what the tracer writes; readers read 1 to 4 */
+#define HH_TRACE_VERSION 5u      /* what the tracer writes; readers read 1 to 5 */
 #define HH_TRACE_HEADER_BYTES 64u
 
 enum {

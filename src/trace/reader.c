@@ -109,6 +109,7 @@ typedef struct cursor {
    * the stream table has been read, and the thread's model */
   bool v2, v2_ready;
   bool v4;           /* of a version-4 trace: its streams and codes (model.h) */
+  bool v5;           /* of a version-5 trace */
   bool provisional;  /* a provisional chunk (rows) that counts: its thread's last */
   bool after_alloc;  /* v4: the previous record was an allocation (op stream) */
   bool thread_known; /* a THREAD record has introduced its thread (decode) */
@@ -652,6 +653,7 @@ next:
   c->raw = enc == HH_CHUNK_RAW;
   c->v2 = r->hdr.version >= 2 && thread != 0 && !provisional;
   c->v4 = r->hdr.version >= 4;
+  c->v5 = r->hdr.version >= 5;
   c->provisional = provisional;
   c->packed = packed;
   c->unpacked = packed ? decoded : 0;
@@ -1379,8 +1381,9 @@ HOT int v2_freed(hh_reader *r, cursor *c, bool v4, bool push, uint64_t *out) {
   return 0;
 }
 
-/* (one copy for version 4, one for 2-3) */
-HOT int decode_events(hh_reader *r, cursor *c, hh_event *ev, enum pass pass, const bool v4) {
+/* (one copy each for versions 5, 4 and 2-3) */
+HOT int decode_events(hh_reader *r, cursor *c, hh_event *ev, enum pass pass, const int ver) {
+  const bool v4 = ver >= 4, v5 = ver >= 5;
   if (!c->v2_ready && v2_table(r, c) < 0) return -1;
   /* v4: a record after an allocation has its op byte in a stream of its own */
   const int ops = v4 && c->after_alloc ? HH_V4_OPS_ALLOC : HH_V2_OPS;
@@ -1399,15 +1402,21 @@ HOT int decode_events(hh_reader *r, cursor *c, hh_event *ev, enum pass pass, con
   unsigned op = *c->s[ops]++;
   c->after_alloc = false; /* until an allocation is decoded */
   uint64_t dt, code = 0, field = 0, size, align = 0, addr = 0, old = 0, v, w, n;
-  unsigned fn;
+  unsigned fn, ss = HH_V5_SIZE_WIDE;
   /* every field an event has is set below; the rest are zero */
   ev->thread = c->thread;
   ev->addr = ev->old_addr = ev->align = ev->stack = ev->weight = ev->size = 0;
   ev->fn = 0;
-  if (op & HH_V2_OP_MALLOC) { /* 1aaadddd */
+  if (op & HH_V2_OP_MALLOC) { /* 1aaadddd; version 5: 1aaassdd */
     fn = 0;
-    dt = op & 15;
-    if (dt == 15) V2_VAR(HH_V2_WIDE, dt);
+    if (v5) {
+      dt = op & 3;
+      if (dt == 3) V2_VAR(HH_V2_WIDE, dt);
+      ss = (op >> 2) & 3;
+    } else {
+      dt = op & 15;
+      if (dt == 15) V2_VAR(HH_V2_WIDE, dt);
+    }
     unsigned fast = (op >> 4) & 7;
     if (fast == HH_V2_FAST_WIDE)
       V2_VAR(HH_V2_WIDE, code);
@@ -1477,7 +1486,12 @@ HOT int decode_events(hh_reader *r, cursor *c, hh_event *ev, enum pass pass, con
 alloc:
   if ((code == HH_V2_ADDR_DELTA || code == HH_V4_ADDR_FREED) && v2_address_fields(r, c, v4, code, &field) < 0)
     return -1;
-  V2_16(HH_V2_SIZE_LO, size);
+  if (ss < HH_V5_SIZE_WIDE) {
+    V2_BYTE(HH_V2_SIZE_LO, size);
+    size |= (uint64_t)ss << 8;
+  } else {
+    V2_16(HH_V2_SIZE_LO, size);
+  }
   if (hh_trace_fn_has_align(fn)) V2_VAR(HH_V2_WIDE, align);
   if (v2_address(r, c, v4, code, size, field, 0, &addr) < 0) return -1;
   ev->kind = HH_EV_ALLOC;
@@ -1510,7 +1524,9 @@ event:
 }
 
 static int decode_v2(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
-  return c->v4 ? decode_events(r, c, ev, pass, true) : decode_events(r, c, ev, pass, false);
+  return c->v5   ? decode_events(r, c, ev, pass, 5)
+         : c->v4 ? decode_events(r, c, ev, pass, 4)
+                 : decode_events(r, c, ev, pass, 2);
 }
 
 int hh_reader_next(hh_reader *r, hh_event *ev) {

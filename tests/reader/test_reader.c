@@ -446,7 +446,7 @@ static void test_header_refusals(void **state) {
   hh_trace_header h;
   memcpy(&h, b.buf, sizeof h);
   h.version = 7;
-  expect_open_error(&h, sizeof h, "trace format version 7 is newer than this heaphook reads (4)");
+  expect_open_error(&h, sizeof h, "trace format version 7 is newer than this heaphook reads (5)");
   h.version = 0;
   expect_open_error(&h, sizeof h, "version 0");
   h.version = 1;

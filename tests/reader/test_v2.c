@@ -310,6 +310,12 @@ static void round_trip_version_3(void **state) {
   round_trip(state);
   v2_version = HH_TRACE_VERSION;
 }
+/* and 4 (frees by distance, sizes in their own streams) */
+static void round_trip_version_4(void **state) {
+  v2_version = 4;
+  round_trip(state);
+  v2_version = HH_TRACE_VERSION;
+}
 
 /* ---- version 4's address fields ---------------------------------------------- */
 
@@ -383,6 +389,63 @@ static void v4_address_fields(void **state) {
   assert_int_equal(allocs, n); /* those before the damage */
   hh_reader_close(r);
   free(copy);
+  v2_end(&v);
+  tb_free_all(&v.file);
+}
+
+/* ---- version 5 ------------------------------------------------------------------ */
+
+/* Offset in the file of stream `k` of the first chunk's payload (a raw chunk). */
+static uint64_t stream_at(const v2file *v, int k, uint64_t *len_out) {
+  const uint8_t *pl = v->file.buf + HH_TRACE_HEADER_BYTES + HH_CHUNK_HEADER_BYTES;
+  const uint8_t *p = pl, *end = v->file.buf + v->file.len;
+  uint64_t len[HH_V4_STREAMS];
+  for (int i = 0; i < HH_V4_STREAMS; i++) assert_int_equal(hh_get_varint(&p, end, &len[i]), 0);
+  uint64_t at = (uint64_t)(p - v->file.buf);
+  for (int i = 0; i < k; i++) at += len[i];
+  *len_out = len[k];
+  return at;
+}
+
+/* Sizes in version 5: malloc's sizes below 0x300 have their high byte in
+ * the op byte (1aaassdd) and only their low byte in SIZE_LO; 0x300 and more
+ * are two-byte fields as before (0xffff and more in WIDE). Time deltas of
+ * 0-2 ticks are in the op byte, 3 and more in WIDE. calloc's sizes are not
+ * in its op byte. Every size and time read back. */
+static void v5_sizes_in_op(void **state) {
+  (void)state;
+  v2file v;
+  v2_begin(&v, 0);
+  hh_tr_model *m = hh__tr_model_new();
+  rows_begin(&v, 1, 100);
+  const uint64_t sizes[] = {0, 1, 0xff, 0x100, 0x2ff, 0x300, 0x301, 0xfffe, 0xffff, 70000, 5};
+  const uint64_t times[] = {100, 100, 101, 103, 106, 106, 200, 200, 201, 202, 202};
+  const size_t n = sizeof sizes / sizeof *sizes;
+  for (size_t i = 0; i < n; i++) tb_alloc(&v.rows, 0, times[i], 0x100000 * (i + 1), sizes[i], 0, 0);
+  tb_alloc(&v.rows, 1, 300, 0x100000 * (n + 1), 0x10, 0, 0); /* calloc */
+  rows_end_fresh(&v, m, HH_CHUNK_RAW);
+  hh__tr_model_reset(m);
+  uint64_t lo_len, hi_len;
+  stream_at(&v, HH_V2_SIZE_LO, &lo_len);
+  stream_at(&v, HH_V2_SIZE_HI, &hi_len);
+  assert_int_equal(lo_len, n + 1);
+  assert_int_equal(hi_len, 5 + 1); /* 0x300, 0x301, 0xfffe, 0xffff, 70000; calloc's */
+  hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, NULL, 0);
+  assert_non_null(r);
+  uint64_t tps = hh_reader_header(r)->ticks_per_second;
+  hh_event ev;
+  size_t i = 0;
+  while (hh_reader_next(r, &ev)) {
+    if (ev.kind != HH_EV_ALLOC) continue;
+    assert_true(i <= n);
+    assert_int_equal(ev.addr, 0x100000 * (i + 1));
+    assert_int_equal(ev.size, i < n ? sizes[i] : 0x10);
+    assert_int_equal(ev.time, (i < n ? times[i] : 300) * 1000000000ull / tps);
+    i++;
+  }
+  if (hh_reader_status(r) != HH_READ_NO_END) fail_msg("%s", hh_reader_message(r));
+  assert_int_equal(i, n + 1);
+  hh_reader_close(r);
   v2_end(&v);
   tb_free_all(&v.file);
 }
@@ -744,7 +807,9 @@ int main(void) {
       cmocka_unit_test(round_trip),
       cmocka_unit_test(round_trip_version_2),
       cmocka_unit_test(round_trip_version_3),
+      cmocka_unit_test(round_trip_version_4),
       cmocka_unit_test(v4_address_fields),
+      cmocka_unit_test(v5_sizes_in_op),
       cmocka_unit_test(provisional_chunks),
       cmocka_unit_test(checksums_by_version),
       cmocka_unit_test(thread_index_flips_are_damage),

@@ -291,7 +291,14 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
         uint64_t addr = prev + (uint64_t)hh_unzigzag(da);
         prev = addr;
         unsigned code = addr_code(m, addr, size, 0);
-        if (fn == 0) {
+        unsigned ss = HH_V5_SIZE_WIDE; /* v5: the size's high byte in the op byte */
+        if (fn == 0 && m->version >= 5) {
+          unsigned fast = hh_v2_fast_of(m->version, code);
+          if (size < (uint64_t)HH_V5_SIZE_WIDE << 8) ss = (unsigned)(size >> 8);
+          put8(&o, ops, (uint8_t)(HH_V2_OP_MALLOC | fast << 4 | ss << 2 | (dt < 3 ? dt : 3)));
+          if (dt >= 3) putv(&o, HH_V2_WIDE, dt);
+          if (fast == HH_V2_FAST_WIDE) putv(&o, HH_V2_WIDE, code);
+        } else if (fn == 0) {
           unsigned fast = hh_v2_fast_of(m->version, code);
           put8(&o, ops, (uint8_t)(HH_V2_OP_MALLOC | fast << 4 | (dt < 15 ? dt : 15)));
           if (dt >= 15) putv(&o, HH_V2_WIDE, dt);
@@ -302,7 +309,10 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
           putv(&o, HH_V2_WIDE, code);
         }
         addr_fields(m, &o, code, addr);
-        put16(&o, HH_V2_SIZE_LO, size);
+        if (ss < HH_V5_SIZE_WIDE)
+          put8(&o, HH_V2_SIZE_LO, (uint8_t)size);
+        else
+          put16(&o, HH_V2_SIZE_LO, size);
         if (hh_trace_fn_has_align(fn)) putv(&o, HH_V2_WIDE, align);
         allocated(m, &o, addr, size, stack);
         break;
