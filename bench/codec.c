@@ -199,8 +199,8 @@ int main(int argc, char **argv) {
    * tracer stores it, and the order-0 entropy of each block (its byte
    * histogram), summed. */
   static const char *const stream_names[HH_STREAMS_MAX] = {
-      "OPS",       "WIDE",  "REF_LO", "REF_HI", "SIZE_LO",  "SIZE_HI", "STACK",
-      "OPS_ALLOC", "ADDR0", "ADDR1",  "ADDR2",  "FREED_LO", "FREED_HI"};
+      "OPS",       "WIDE",  "REF_LO", "REF_HI", "SIZE_LO",  "SIZE_HI",  "STACK",
+      "OPS_ALLOC", "ADDR0", "ADDR1",  "ADDR2",  "FREED_LO", "FREED_HI", "CODE"};
   double zsum[HH_STREAMS_MAX] = {0}, hsum[HH_STREAMS_MAX] = {0};
   bool any = false;
   for (size_t i = 0; i < nblocks; i++) {

@@ -23,7 +23,7 @@
 #define HH_V2_CLASSES 468u
 
 /* Streams of a version-2 event chunk, in payload order; version 4 adds
- * six after them. */
+ * six after them, version 5 one more. */
 enum {
   HH_V2_OPS,     /* one op byte per record (v4: a record after an allocation's
                     puts its op byte in HH_V4_OPS_ALLOC instead) */
@@ -41,11 +41,15 @@ enum {
   HH_V4_FREED_LO,                  /* address code FREED: distance, low byte */
   HH_V4_FREED_HI,                  /* ... high byte */
   HH_V4_STREAMS,
-  HH_STREAMS_MAX = HH_V4_STREAMS,
+  HH_V5_CODE = HH_V4_STREAMS, /* v5: a MALLOC op's address code when its aaa is 7 */
+  HH_V5_STREAMS,
+  HH_STREAMS_MAX = HH_V5_STREAMS,
 };
 
 /* The streams of an event chunk in a trace of format `version` (2 or more). */
-static inline int hh_event_streams(uint32_t version) { return version >= 4 ? HH_V4_STREAMS : HH_V2_STREAMS; }
+static inline int hh_event_streams(uint32_t version) {
+  return version >= 5 ? HH_V5_STREAMS : version >= 4 ? HH_V4_STREAMS : HH_V2_STREAMS;
+}
 
 /* Op bytes. */
 #define HH_V2_OP_FREE 0x40u   /* 01dddddd: free() of a block, time delta d (63: in WIDE) */
@@ -108,7 +112,10 @@ static inline unsigned hh_v2_code_of(uint32_t version, unsigned fast) {
 #define HH_V4_ADDR_ESCAPE 0xffffffu
 
 /* Version 5 (docs/trace-format.md, "Version 5"): the MALLOC op byte is
- * 1aaassdd: the address code as in version 4; ss the size's high byte when
+ * 1aaassdd: the address code as in version 4, except that a code without
+ * a value of aaa (7) is a byte in the CODE stream, not a varint in WIDE
+ * (the churn's LIFO entries 4-7, 4% of its allocations, cost a byte each
+ * in WIDE, ~2 bits in a stream of their own); ss the size's high byte when
  * the size is below 0x300 (3: the size is a two-byte field, SIZE_LO and
  * SIZE_HI, as before); dd the time delta (3: a varint in WIDE). With ticks
  * of ~1.6 us the delta is nearly always 0, and a size's high byte coded

@@ -1418,7 +1418,9 @@ HOT int decode_events(hh_reader *r, cursor *c, hh_event *ev, enum pass pass, con
       if (dt == 15) V2_VAR(HH_V2_WIDE, dt);
     }
     unsigned fast = (op >> 4) & 7;
-    if (fast == HH_V2_FAST_WIDE)
+    if (fast == HH_V2_FAST_WIDE && v5)
+      V2_BYTE(HH_V5_CODE, code);
+    else if (fast == HH_V2_FAST_WIDE)
       V2_VAR(HH_V2_WIDE, code);
     else
       code = hh_v2_code_of(v4 ? 4 : 2, fast);

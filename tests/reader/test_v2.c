@@ -369,8 +369,8 @@ static void v4_address_fields(void **state) {
   /* The first FREED distance made 5: it names no free the reader knows. */
   const uint8_t *pl = v.file.buf + HH_TRACE_HEADER_BYTES + HH_CHUNK_HEADER_BYTES;
   const uint8_t *p = pl, *end = v.file.buf + v.file.len;
-  uint64_t len[HH_V4_STREAMS], at = 0;
-  for (int k = 0; k < HH_V4_STREAMS; k++) assert_int_equal(hh_get_varint(&p, end, &len[k]), 0);
+  uint64_t len[HH_STREAMS_MAX], at = 0;
+  for (int k = 0; k < hh_event_streams(v2_version); k++) assert_int_equal(hh_get_varint(&p, end, &len[k]), 0);
   at = (uint64_t)(p - v.file.buf);
   for (int k = 0; k < HH_V4_FREED_LO; k++) at += len[k];
   uint8_t *copy = malloc(v.file.len);
@@ -399,8 +399,8 @@ static void v4_address_fields(void **state) {
 static uint64_t stream_at(const v2file *v, int k, uint64_t *len_out) {
   const uint8_t *pl = v->file.buf + HH_TRACE_HEADER_BYTES + HH_CHUNK_HEADER_BYTES;
   const uint8_t *p = pl, *end = v->file.buf + v->file.len;
-  uint64_t len[HH_V4_STREAMS];
-  for (int i = 0; i < HH_V4_STREAMS; i++) assert_int_equal(hh_get_varint(&p, end, &len[i]), 0);
+  uint64_t len[HH_STREAMS_MAX];
+  for (int i = 0; i < hh_event_streams(v2_version); i++) assert_int_equal(hh_get_varint(&p, end, &len[i]), 0);
   uint64_t at = (uint64_t)(p - v->file.buf);
   for (int i = 0; i < k; i++) at += len[i];
   *len_out = len[k];

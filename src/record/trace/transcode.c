@@ -297,7 +297,7 @@ size_t hh__tr_transcode(hh_tr_model *m, const uint8_t *raw, size_t len, uint8_t 
           if (size < (uint64_t)HH_V5_SIZE_WIDE << 8) ss = (unsigned)(size >> 8);
           put8(&o, ops, (uint8_t)(HH_V2_OP_MALLOC | fast << 4 | ss << 2 | (dt < 3 ? dt : 3)));
           if (dt >= 3) putv(&o, HH_V2_WIDE, dt);
-          if (fast == HH_V2_FAST_WIDE) putv(&o, HH_V2_WIDE, code);
+          if (fast == HH_V2_FAST_WIDE) put8(&o, HH_V5_CODE, (uint8_t)code); /* (codes are below 16) */
         } else if (fn == 0) {
           unsigned fast = hh_v2_fast_of(m->version, code);
           put8(&o, ops, (uint8_t)(HH_V2_OP_MALLOC | fast << 4 | (dt < 15 ? dt : 15)));
