@@ -435,7 +435,7 @@ static void acquire(state *s, const hh_event *ev, uint32_t slot, bool counts) {
 /* Block b, freed by thread slot `slot`, is a temporary allocation: that
  * thread allocated it last, and freed nothing known since. */
 static inline bool temporary(const state *s, const block *b, uint32_t slot) {
-  return b->addr == s->last_alloc[slot] && (b->ordinal & 0xffff) == slot;
+  return s->a->temporary_known && b->addr == s->last_alloc[slot] && (b->ordinal & 0xffff) == slot;
 }
 
 static void new_max_check(state *s, uint64_t t) {
@@ -769,6 +769,7 @@ int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, c
   a->reader = r;
   a->sampled = s.sampled;
   a->sample_bytes = hh_reader_header(r)->sample_bytes;
+  a->temporary_known = !s.sampled || a->sample_bytes <= 1;
   pass_state pass = {0};
 
   progress prog = {.on = opt->progress && isatty(2),

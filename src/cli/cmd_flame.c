@@ -65,6 +65,14 @@ int hh_cmd_flame(int argc, char **argv) {
   if (hh_cli_output_is_trace("flame", output, path)) return HH_EXIT_USAGE;
   int rc = hh_load("flame", path, &(hh_load_options){.profile = true}, &l);
   if (rc != 0) return rc;
+  if (cost == HH_COST_TEMPORARY && !l.analysis->temporary_known) {
+    hh_cli_error("flame",
+                 "--cost temporary: %s is a sampled trace, which does not record the allocations between a "
+                 "sample and its free",
+                 path);
+    hh_loaded_free(&l);
+    return HH_EXIT_FAIL;
+  }
   FILE *out = hh_cli_open_output("flame", output);
   if (!out) {
     hh_loaded_free(&l);

@@ -163,8 +163,14 @@ static void text_report(const ctx *c, const char *path) {
   fputs("  allocated      ", out);
   put_bytes(out, a->bytes_allocated);
   fputc('\n', out);
-  fprintf(out, "  temporary      %" PRIu64 " (%.1f%% of the %" PRIu64 " allocation calls)\n", a->temporary,
-          pct(a->temporary, a->allocation_calls), a->allocation_calls);
+  if (a->temporary_known)
+    fprintf(out, "  temporary      %" PRIu64 " (%.1f%% of the %" PRIu64 " allocation calls)\n", a->temporary,
+            pct(a->temporary, a->allocation_calls), a->allocation_calls);
+  else
+    fputs(
+        "  temporary      not known: a sampled trace does not record the allocations between a sample "
+        "and its free\n",
+        out);
   fputs("  peak           ", out);
   put_bytes(out, a->peak_bytes);
   fprintf(out, " in %" PRIu64 " blocks at %s\n", a->peak_blocks, when(b2, sizeof b2, a->peak_time_ns));
@@ -182,7 +188,7 @@ static void text_report(const ctx *c, const char *path) {
 
   text_ranking(c, HH_COST_PEAK, "peak: call sites holding the peak, by bytes");
   text_ranking(c, HH_COST_ALLOCATIONS, "call sites by number of allocations");
-  text_ranking(c, HH_COST_TEMPORARY, "call sites by temporary allocations");
+  if (a->temporary_known) text_ranking(c, HH_COST_TEMPORARY, "call sites by temporary allocations");
   text_ranking(c, HH_COST_LEAKED, "call sites by bytes leaked at exit");
 
   fputs("\nallocation sizes:\n", out);
@@ -278,8 +284,11 @@ static void json_report(const ctx *c, const char *path) {
           h->ppid, h->start_wall_ns);
   fprintf(out, "    \"status\": \"%s\", \"message\": ", hh_report_status_word(a->status));
   hh_json_put_string(out, a->status_message, 0);
-  fprintf(out, ",\n    \"sampled\": %s, \"sample_bytes\": %" PRIu64 ", \"late_events\": %" PRIu64 ",\n",
-          a->sampled ? "true" : "false", a->sample_bytes, a->late_events);
+  fprintf(out,
+          ",\n    \"sampled\": %s, \"sample_bytes\": %" PRIu64
+          ", \"temporary_known\": %s, \"late_events\": %" PRIu64 ",\n",
+          a->sampled ? "true" : "false", a->sample_bytes, a->temporary_known ? "true" : "false",
+          a->late_events);
   const char *const *argv;
   const char *exe;
   int argc = hh_reader_command(c->r, &argv, &exe);

@@ -385,7 +385,8 @@ static int write_data(FILE *out, const hh_html_input *in) {
   put_string(out, in->command);
   fputs(",\"status\":", out);
   put_string(out, a->status != HH_READ_OK && a->status_message ? a->status_message : NULL);
-  fprintf(out, ",\"sampled\":%s,\"duration_ns\":", a->sampled ? "true" : "false");
+  fprintf(out, ",\"sampled\":%s,\"temporary_known\":%s,\"duration_ns\":", a->sampled ? "true" : "false",
+          a->temporary_known ? "true" : "false");
   put_u64(out, a->duration_ns);
   fputs(",\n\"totals\":{", out);
   const struct {

@@ -132,6 +132,7 @@ int main(int argc, char **argv) {
       .reallocs = 7,
       .bytes_allocated = 820000,
       .temporary = 4242,
+      .temporary_known = true,
       .peak_bytes = 82000,
       .peak_blocks = 153,
       .peak_time_ns = 3000000,

@@ -264,7 +264,29 @@ eq("leaky leaked_bytes", leaky["leaked_bytes"], 3000)
 eq("leaky leaked_blocks", leaky["leaked_blocks"], 3)
 eq("peaky peak_bytes", site("peaky")["peak_bytes"], 50000)
 eq("temp allocations", site("temp")["allocations"], 100)
+# a period of 1 records every allocation: temporary allocations are known
+eq("temporary known", d["trace"]["temporary_known"], True)
+eq("temp temporary", site("temp")["temporary"], 100)
 '
+    # Any other period leaves the allocations between a sample and its free
+    # out: no free is known to follow its allocation at once. Before, every
+    # sampled block freed before its thread's next sample was "temporary"
+    # (98% of a churn's allocations, against 0.01% in its full trace).
+    "$hh" run -o s4.hhtrace --sample 4K -- "$prog" 3 2>run.err || fail "run --sample 4K"
+    "$hh" report --json --top 0 s4.hhtrace >s4.json 2>err
+    expect_rc 0 $? "report --json on a sampled trace (4K)"
+    json_check s4.json '
+eq("temporary known", d["trace"]["temporary_known"], False)
+eq("total temporary", d["totals"]["temporary"], 0)
+assert all(s["temporary"] == 0 for r in d["top"].values() for s in r["sites"]), d["top"]
+'
+    "$hh" report s4.hhtrace >s4.txt 2>err
+    expect_rc 0 $? "report on a sampled trace (4K)"
+    expect_in s4.txt "  temporary      not known: a sampled trace does not record the allocations between a sample and its free"
+    grep -q "call sites by temporary allocations" s4.txt && fail "s4.txt ranks call sites by temporary allocations"
+    "$hh" flame --cost temporary s4.hhtrace >flame.txt 2>err
+    expect_rc 1 $? "flame --cost temporary on a sampled trace"
+    expect_in err "heaphook flame: --cost temporary: s4.hhtrace is a sampled trace, which does not record the allocations between a sample and its free"
     ;;
   *)
     echo "unknown case $case_name" >&2

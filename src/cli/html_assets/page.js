@@ -116,9 +116,13 @@
   var COSTS = {
     peak: { key: "p", unit: "bytes", what: "bytes live at the peak", total: T.peak_bytes },
     allocations: { key: "a", unit: "allocations", what: "allocation calls", total: T.allocations },
-    temporary: { key: "t", unit: "temporary allocations", what: "allocations freed before any other allocation", total: T.temporary },
+    temporary: { key: "t", unit: "temporary allocations", what: "allocations freed before any other allocation of their thread", total: T.temporary },
     leaked: { key: "l", unit: "bytes", what: "bytes still live at exit", total: T.leaked_bytes }
   };
+  /* a sampled trace does not record the allocations between a sample and
+   * its free: no temporary allocations to show */
+  var TEMP_KNOWN = D.temporary_known !== false;
+  if (!TEMP_KNOWN) delete COSTS.temporary;
 
   function fmtCost(cost, v) { return COSTS[cost].unit === "bytes" ? fmtBytes(v) + " (" + v + " bytes)" : v + " " + COSTS[cost].unit; }
 
@@ -154,8 +158,10 @@
       fmtBytes(T.leaked_bytes) + " in " + T.leaked_blocks + " blocks"));
     c.appendChild(card("allocations", "allocations", fmtCount(T.allocations),
       T.frees + " frees, " + T.reallocs + " reallocs"));
-    c.appendChild(card("temporary", "temporary allocations", fmtCount(T.temporary),
-      pct(T.temporary, T.allocation_calls) + " of the " + fmtCount(T.allocation_calls) + " allocation calls"));
+    c.appendChild(TEMP_KNOWN ? card("temporary", "temporary allocations", fmtCount(T.temporary),
+      pct(T.temporary, T.allocation_calls) + " of the " + fmtCount(T.allocation_calls) + " allocation calls") :
+      card("temporary", "temporary allocations", "not known",
+        "a sampled trace does not record the allocations between a sample and its free"));
     c.appendChild(card("bytes-allocated", "allocated in all", T.bytes_allocated + " bytes", fmtBytes(T.bytes_allocated)));
     c.appendChild(card("duration", "run time", fmtTime(D.duration_ns || 0), T.events ? T.events + " events" : ""));
     if (T.peak_rss_bytes) c.appendChild(card("peak-rss", "peak RSS", fmtBytes(T.peak_rss_bytes), T.peak_rss_bytes + " bytes"));
@@ -314,6 +320,10 @@
   }
 
   function flameSwitch() {
+    if (!TEMP_KNOWN) {
+      var tb = $("flame-switch").querySelector('button[data-cost="temporary"]');
+      if (tb) tb.parentNode.removeChild(tb);
+    }
     $("flame-switch").addEventListener("click", function (ev) {
       var b = ev.target.closest("button[data-cost]");
       if (!b) return;
@@ -335,7 +345,7 @@
     { key: "a", label: "allocations" },
     { key: "t", label: "temporary" },
     { key: "b", label: "allocated", bytes: true }
-  ];
+  ].filter(function (c) { return TEMP_KNOWN || c.key !== "t"; });
   var sortKey = "p", sortAsc = false, shown = 500, selected = null, filtered = SITES;
 
   function sortSites() {
@@ -397,7 +407,7 @@
     p.appendChild(el("h3", { "class": "fn", text: s.name }));
     p.appendChild(el("div", { "class": "loc", text:
       "peak " + fmtBytes(s.p) + " (" + s.pb + " blocks) · leaked " + fmtBytes(s.l) + " (" + s.lb + " blocks) · " +
-      s.a + " allocations, " + s.t + " temporary · " + fmtBytes(s.b) + " allocated" }));
+      s.a + " allocations, " + (TEMP_KNOWN ? s.t + " temporary · " : "") + fmtBytes(s.b) + " allocated" }));
     if (!s.frames.length) { p.appendChild(el("div", { "class": "muted", text: "No stack was recorded for these allocations." })); return; }
     var ol = el("ol", { "class": "stack" });
     s.frames.forEach(function (f) {
@@ -552,7 +562,7 @@
       { label: "frees", get: function (t) { return t.frees; }, num: true },
       { label: "allocated", get: function (t) { return fmtBytes(t.bytes); }, num: true },
       { label: "at the peak", get: function (t) { return fmtBytes(t.peak_bytes); }, num: true },
-      { label: "temporary", get: function (t) { return t.temporary || 0; }, num: true },
+      { label: "temporary", get: function (t) { return TEMP_KNOWN ? t.temporary || 0 : "-"; }, num: true },
       { label: "leaked", get: function (t) { return fmtBytes(t.leaked_bytes || 0) + " in " + (t.leaked_blocks || 0) + " blocks"; }, num: true }
     ], D.threads || []);
     simpleTable($("markers"), [
