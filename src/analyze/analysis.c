@@ -466,7 +466,10 @@ static void expire_parked(state *s) {
 
 static void park(state *s, const hh_event *ev) {
   hh_event expired;
-  if (hh_handoff_park(&s->parked, ev, &expired)) unknown_free(s, &expired);
+  if (hh_handoff_addr(ev) == 0) /* no block lives at 0 (the live table keeps none there) */
+    unknown_free(s, ev);
+  else if (hh_handoff_park(&s->parked, ev, &expired))
+    unknown_free(s, &expired);
 }
 
 /* Allocation ev, whose free f (another thread's, in the same clock tick)

@@ -154,7 +154,10 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
       case HH_EV_FREE:
         count = live_del(&t, ev.addr);
         if (!count) {
-          if (hh_handoff_park(&parked, &ev, &f)) unknown_free(s, &f);
+          if (ev.addr == 0)
+            unknown_free(s, &ev); /* as the analysis does */
+          else if (hh_handoff_park(&parked, &ev, &f))
+            unknown_free(s, &f);
           continue;
         }
         s->frees += count;
