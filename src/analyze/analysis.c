@@ -459,64 +459,68 @@ static void unknown_free(state *s, const hh_event *ev) {
   }
 }
 
-static void expire_parked(state *s) {
-  for (size_t i = 0; i < s->parked.n; i++) unknown_free(s, &s->parked.ev[i]);
-  s->parked.n = 0;
+/* Parked frees past their window, or all of them at the end (UINT64_MAX). */
+static void expire_parked(state *s, uint64_t time) {
+  const hh_event *e;
+  while ((e = hh_handoff_expire(&s->parked, time)) != NULL) unknown_free(s, e);
 }
 
+/* A free (or a realloc's old block) of a block that is not live. The
+ * freeing thread's temporary-allocation chain ends here, as a free of a
+ * known block ends it: most of these are (a hand-off), and the thread's
+ * later events must not wait for the allocation that takes it back. */
 static void park(state *s, const hh_event *ev) {
   hh_event expired;
+  s->last_alloc[thread_slot(s, ev->thread)] = 0;
   if (hh_handoff_addr(ev) == 0) /* no block lives at 0 (the live table keeps none there) */
     unknown_free(s, ev);
   else if (hh_handoff_park(&s->parked, ev, &expired))
     unknown_free(s, &expired);
 }
 
-/* Allocation ev, whose free f (another thread's, in the same clock tick)
- * the merge handed out first (trace/handoff.h): the allocation, then the
- * free. When a block is live at the address already, it is the one the
- * freeing thread allocated right after its free (glibc's per-thread cache
- * hands it the block it just freed): it stays live, and the pair is
- * applied beside it. */
-static void alloc_then_parked(state *s, const hh_event *ev, const hh_event *f, block *live) {
+/* A new block (ev: an allocation, or a realloc's new block) whose free f
+ * (another thread's, within the window) the merge handed out first
+ * (trace/handoff.h): the block is made, then freed. When a block is live
+ * at the address already, it is the one the freeing thread allocated
+ * right after its free (glibc's per-thread cache hands it the block it just
+ * freed): it stays live, and the pair is applied beside it, the timeline
+ * and the peak left as they were. */
+static void new_then_parked(state *s, const hh_event *ev, bool counts, const hh_event *f, block *live) {
   block saved;
+  uint64_t h0 = s->heap;
   if (live) {
     saved = *live;
     table_remove(&s->live, live);
   }
-  uint32_t slot = thread_slot(s, ev->thread);
   freeze(s);
-  s->a->allocations += est_count(s, ev->size, ev->weight);
-  uint64_t before = s->heap;
-  acquire(s, ev, slot, true);
+  if (ev->kind == HH_EV_ALLOC) s->a->allocations += est_count(s, ev->size, ev->weight);
+  acquire(s, ev, thread_slot(s, ev->thread), counts);
   if (!live) {
     new_max_check(s, ev->time);
-    tl_record(s, ev->time, before, s->heap);
+    tl_record(s, ev->time, h0, s->heap);
   }
   block *b = table_find(&s->live, ev->addr);
-  before = s->heap;
+  uint64_t before = live ? h0 : s->heap;
   freeze(s);
   /* not a temporary allocation: the other thread got the block through
    * the program, most likely after allocations in between */
-  uint32_t fslot = thread_slot(s, f->thread);
-  release(s, b, fslot, f->kind == HH_EV_FREE, false);
-  s->last_alloc[fslot] = 0;
+  release(s, b, thread_slot(s, f->thread), f->kind == HH_EV_FREE, false);
   tl_record(s, ev->time, before, s->heap);
   if (live) table_insert_new(&s->live, &saved);
 }
 
 static void on_event(state *s, const hh_event *ev) {
   hh_analysis *a = s->a;
-  if (hh_handoff_due(&s->parked, ev->time)) expire_parked(s);
+  if (hh_handoff_any(&s->parked)) expire_parked(s, ev->time);
   uint64_t before = s->heap;
   uint32_t slot = thread_slot(s, ev->thread);
+  hh_event f;
   switch (ev->kind) {
     case HH_EV_ALLOC: {
       block *old = s->live.n ? table_find(&s->live, ev->addr) : NULL;
-      hh_event f;
-      if (s->parked.n && hh_handoff_take(&s->parked, ev, &f)) {
-        alloc_then_parked(s, ev, &f, old);
-        return;
+      if (hh_handoff_any(&s->parked) && hh_handoff_take(&s->parked, ev, &f)) {
+        new_then_parked(s, ev, true, &f, old);
+        break;
       }
       if (old || ev->weight == 0) freeze(s);
       if (old) release(s, old, slot, false, false); /* its free was not recorded */
@@ -557,6 +561,11 @@ static void on_event(state *s, const hh_event *ev) {
       /* sampled: the new block is not followed (trace-format.md, REALLOC) */
       if (s->sampled && ev->weight == 0) break;
       block *dup = ev->addr != ev->old_addr ? table_find(&s->live, ev->addr) : NULL;
+      /* a new block another thread freed first (a buffer grown, then handed over) */
+      if (ev->addr != ev->old_addr && hh_handoff_any(&s->parked) && hh_handoff_take(&s->parked, ev, &f)) {
+        new_then_parked(s, ev, counts, &f, dup);
+        break;
+      }
       if (dup) release(s, dup, slot, false, false);
       acquire(s, ev, slot, counts);
       break;
@@ -816,7 +825,7 @@ int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, c
   }
   if (threaded) pthread_join(reader_thread, NULL);
   progress_done(&prog);
-  expire_parked(&s);
+  expire_parked(&s, UINT64_MAX);
   a->late_events = hh_merge_late(f.m);
   hh_merge_free(f.m);
   for (int i = 0; i < FEED_BATCHES; i++) free(f.buf[i]);

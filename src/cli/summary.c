@@ -100,6 +100,21 @@ static void unknown_free(hh_summary *s, const hh_event *ev) {
   if (ev->kind == HH_EV_FREE) s->frees++;
 }
 
+/* A free (or a realloc's old block) of a block that is not live, as the
+ * analysis parks it. */
+static void park(hh_summary *s, hh_handoff *parked, const hh_event *ev) {
+  hh_event expired;
+  if (hh_handoff_addr(ev) == 0)
+    unknown_free(s, ev);
+  else if (hh_handoff_park(parked, ev, &expired))
+    unknown_free(s, &expired);
+}
+
+static void expire(hh_summary *s, hh_handoff *parked, uint64_t time) {
+  const hh_event *e;
+  while ((e = hh_handoff_expire(parked, time)) != NULL) unknown_free(s, e);
+}
+
 static void peak_check(hh_summary *s, uint64_t total, uint64_t time) {
   if (total > s->peak_bytes) {
     s->peak_bytes = total;
@@ -116,18 +131,15 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
   hh_event ev, f;
   while (hh_merge_next(m, &ev)) {
     uint64_t count;
-    if (ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_FREE || ev.kind == HH_EV_REALLOC) {
-      if (hh_handoff_due(&parked, ev.time)) {
-        for (size_t i = 0; i < parked.n; i++) unknown_free(s, &parked.ev[i]);
-        parked.n = 0;
-      }
-    }
+    if ((ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_FREE || ev.kind == HH_EV_REALLOC) &&
+        hh_handoff_any(&parked))
+      expire(s, &parked, ev.time);
     switch (ev.kind) {
       case HH_EV_ALLOC:
         count = hh_event_count(s->sampled, ev.size, ev.weight);
         s->allocs += count;
         s->allocated_bytes += ev.weight;
-        if (parked.n && hh_handoff_take(&parked, &ev, &f)) {
+        if (hh_handoff_any(&parked) && hh_handoff_take(&parked, &ev, &f)) {
           /* allocated, then freed by the parked event: a block live at
            * the address already stays (handoff.h; as the analysis does) */
           if (!live_has(&t, ev.addr)) peak_check(s, t.total + ev.weight, ev.time);
@@ -142,22 +154,26 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
         s->reallocs += !s->sampled ? 1 : ev.weight ? hh_event_count(true, ev.size, ev.weight) : 0;
         s->allocated_bytes += ev.weight;
         if (!live_del(&t, ev.old_addr) && !s->sampled) {
-          if (ev.addr != ev.old_addr) {
-            if (hh_handoff_park(&parked, &ev, &f)) unknown_free(s, &f);
-          } else {
+          if (ev.addr != ev.old_addr)
+            park(s, &parked, &ev);
+          else
             s->unknown_frees++;
-          }
         }
-        if (!s->sampled || ev.weight != 0)
-          live_put(&t, ev.addr, ev.weight, hh_event_count(s->sampled, ev.size, ev.weight));
+        if (s->sampled && ev.weight == 0) break;
+        count = hh_event_count(s->sampled, ev.size, ev.weight);
+        if (ev.addr != ev.old_addr && hh_handoff_any(&parked) && hh_handoff_take(&parked, &ev, &f)) {
+          /* a new block another thread freed first (a buffer grown, then
+           * handed over), as for an allocation above */
+          if (!live_has(&t, ev.addr)) peak_check(s, t.total + ev.weight, ev.time);
+          if (f.kind == HH_EV_FREE) s->frees += count;
+          break;
+        }
+        live_put(&t, ev.addr, ev.weight, count);
         break;
       case HH_EV_FREE:
         count = live_del(&t, ev.addr);
         if (!count) {
-          if (ev.addr == 0)
-            unknown_free(s, &ev); /* as the analysis does */
-          else if (hh_handoff_park(&parked, &ev, &f))
-            unknown_free(s, &f);
+          park(s, &parked, &ev);
           continue;
         }
         s->frees += count;
@@ -174,7 +190,7 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
     if (ev.time > s->end_time) s->end_time = ev.time;
     peak_check(s, t.total, ev.time);
   }
-  for (size_t i = 0; i < parked.n; i++) unknown_free(s, &parked.ev[i]);
+  expire(s, &parked, UINT64_MAX);
   s->leaked_bytes = t.total;
   s->leaked_blocks = t.blocks;
   s->threads = hh_reader_thread_count(r);

@@ -13,24 +13,26 @@ uint64_t hh_handoff_window(const hh_reader *r) {
 }
 
 bool hh_handoff_park(hh_handoff *h, const hh_event *ev, hh_event *expired) {
-  bool full = h->n == HH_HANDOFF_MAX;
-  if (full) {
-    *expired = h->ev[0];
-    memmove(h->ev, h->ev + 1, (h->n - 1) * sizeof *h->ev);
-    h->n--;
-  }
+  bool full = h->n - h->head == HH_HANDOFF_MAX;
+  if (full) *expired = h->ev[h->head++];
   if (h->n == h->cap) {
-    h->cap = h->cap ? 2 * h->cap : 16;
-    h->ev = xrealloc(h->ev, h->cap * sizeof *h->ev);
+    if (h->head > 0) { /* the expired ones' room first */
+      memmove(h->ev, h->ev + h->head, (h->n - h->head) * sizeof *h->ev);
+      h->n -= h->head;
+      h->head = 0;
+    } else {
+      h->cap = h->cap ? 2 * h->cap : 16;
+      h->ev = xrealloc(h->ev, h->cap * sizeof *h->ev);
+    }
   }
   h->ev[h->n++] = *ev;
   return full;
 }
 
 bool hh_handoff_take(hh_handoff *h, const hh_event *alloc, hh_event *out) {
-  for (size_t i = 0; i < h->n; i++) {
+  for (size_t i = h->head; i < h->n; i++) {
     const hh_event *p = &h->ev[i];
-    if (hh_handoff_addr(p) == alloc->addr && alloc->time - p->time <= h->window &&
+    if (hh_handoff_addr(p) == alloc->addr && alloc->time >= p->time && alloc->time - p->time <= h->window &&
         p->thread != alloc->thread) {
       *out = *p;
       memmove(h->ev + i, h->ev + i + 1, (h->n - i - 1) * sizeof *h->ev);

@@ -29,8 +29,8 @@
 #define HH_HANDOFF_MAX 4096
 
 typedef struct hh_handoff {
-  hh_event *ev; /* parked, oldest first */
-  size_t n, cap;
+  hh_event *ev; /* parked: ev[head, n), oldest first */
+  size_t head, n, cap;
   uint64_t window; /* ns */
 } hh_handoff;
 
@@ -43,19 +43,30 @@ static inline uint64_t hh_handoff_addr(const hh_event *ev) {
   return ev->kind == HH_EV_REALLOC ? ev->old_addr : ev->addr;
 }
 
-/* True when something is parked that no event at `time` or later can take
- * back (every parked event is older than its window): the caller expires
- * them all. */
-static inline bool hh_handoff_due(const hh_handoff *h, uint64_t time) {
-  return h->n != 0 && time - h->ev[h->n - 1].time > h->window;
+static inline bool hh_handoff_any(const hh_handoff *h) { return h->n != h->head; }
+
+/* The oldest parked event, taken out, when no event at `time` or later can
+ * take it back (it is older than its window); else NULL. The caller counts
+ * it unknown; it stays valid until the next park. Expiring from the oldest
+ * end keeps the list as short as the window: a program that frees many
+ * blocks the trace never saw allocated, a few ns apart, made it grow to
+ * HH_HANDOFF_MAX when only the newest was looked at. A time before the
+ * oldest (an event the merge handed out late) expires nothing. */
+static inline const hh_event *hh_handoff_expire(hh_handoff *h, uint64_t time) {
+  if (h->n == h->head) return NULL;
+  const hh_event *e = &h->ev[h->head];
+  if (time <= e->time || time - e->time <= h->window) return NULL;
+  h->head++;
+  return e;
 }
 
 /* Parks ev; when HH_HANDOFF_MAX are parked already, the oldest is copied
  * to *expired and true returned (the caller counts it unknown). */
 bool hh_handoff_park(hh_handoff *h, const hh_event *ev, hh_event *expired);
 
-/* Takes back the oldest parked free of `alloc`'s address by another thread
- * within the window, into *out. */
+/* Takes back the oldest parked free of `alloc`'s address (an allocation's
+ * block, or a realloc's new one) by another thread within the window, into
+ * *out. */
 bool hh_handoff_take(hh_handoff *h, const hh_event *alloc, hh_event *out);
 
 void hh_handoff_free(hh_handoff *h);

@@ -172,11 +172,145 @@ static void temporary_per_thread(void **state) {
   tb_free_all(&b);
 }
 
+static hh_analysis *analyze_built(tb *b, size_t max_points, hh_reader **rp) {
+  hh_reader *r = hh_reader_open_mem(b->buf, b->len, NULL, 0);
+  hh_analysis *a = NULL;
+  char err[256];
+  assert_int_equal(hh_analyze(r, &(hh_analyze_options){.max_points = max_points}, &a, err, sizeof err), 0);
+  *rp = r;
+  return a;
+}
+
+/* The hand-off repair's edges, found by a review:
+ *  - a realloc's new block freed by another thread first (a buffer grown,
+ *    then handed over): its free was unknown and the block a leak;
+ *  - a pair applied beside a live block in a later timeline bucket: the
+ *    timeline showed the two blocks at once (1,100 bytes, above the peak
+ *    of 1,000);
+ *  - the freeing thread's temporary allocation after its parked free: the
+ *    take, later, reset its chain (0 temporary, 1 by the per-thread rule). */
+static void handoff_edges(void **state) {
+  (void)state;
+  hh_reader *r;
+  hh_analysis *a;
+  hh_summary s;
+  tb b;
+
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 1, 1000);
+  tb_thread(&b, 1, 101, "consumer");
+  tb_free(&b, 9, 1000, 0x2000);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 2, 500);
+  tb_thread(&b, 2, 102, "producer");
+  tb_alloc(&b, 0, 500, 0x1000, 10, 0, 0);
+  tb_realloc(&b, 2, 1000, 0x1000, 0x2000, 100, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 20000);
+  tb_end(&b, 20000, 3);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  a = analyze_built(&b, 0, &r);
+  assert_int_equal(a->unknown_frees, 0);
+  assert_int_equal(a->frees, 1);
+  assert_int_equal(a->leaked_blocks, 0);
+  assert_int_equal(a->peak_bytes, 100);
+  hh_analysis_free(a);
+  hh_reader_close(r);
+  r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  hh_summarize(r, &s);
+  assert_int_equal(s.unknown_frees, 0);
+  assert_int_equal(s.frees, 1);
+  assert_int_equal(s.leaked_blocks, 0);
+  hh_reader_close(r);
+  tb_free_all(&b);
+
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 2, 9000);
+  tb_thread(&b, 2, 102, "reuser");
+  tb_free(&b, 9, 9000, 0x3000);
+  tb_alloc(&b, 0, 9000, 0x3000, 100, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 3, 9900);
+  tb_thread(&b, 3, 103, "producer");
+  tb_alloc(&b, 0, 9900, 0x3000, 1000, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 20000);
+  tb_end(&b, 20000, 3);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  a = analyze_built(&b, 64, &r);
+  assert_int_equal(a->unknown_frees, 0);
+  assert_int_equal(a->peak_bytes, 100);
+  assert_int_equal(a->leaked_bytes, 100);
+  for (size_t i = 0; i < a->npoints; i++)
+    if (a->timeline[i].heap_bytes > a->peak_bytes)
+      fail_msg("timeline at %lu ns: %lu bytes, above the peak", (unsigned long)a->timeline[i].time_ns,
+               (unsigned long)a->timeline[i].heap_bytes);
+  hh_analysis_free(a);
+  hh_reader_close(r);
+  tb_free_all(&b);
+
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 1, 1001);
+  tb_thread(&b, 1, 101, "producer");
+  tb_alloc(&b, 0, 1001, 0x1000, 10, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 2, 1000);
+  tb_thread(&b, 2, 102, "consumer");
+  tb_free(&b, 9, 1000, 0x1000);
+  tb_alloc(&b, 0, 1000, 0x2000, 20, 0, 0);
+  tb_free(&b, 9, 1500, 0x2000);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 20000);
+  tb_end(&b, 20000, 4);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  a = analyze_built(&b, 0, &r);
+  assert_int_equal(a->unknown_frees, 0);
+  assert_int_equal(a->temporary, 1);
+  assert_int_equal(a->leaked_blocks, 0);
+  hh_analysis_free(a);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
+/* Many frees of blocks the trace never saw allocated, 10 ns apart (a
+ * forked child freeing what its parent allocated, at full speed), between
+ * allocations of another thread: the parked list stays as short as the
+ * window. Before, only the newest parked free was checked for expiry, the
+ * list grew to 4,096 and every allocation searched all of it. */
+static void handoff_many_unknown(void **state) {
+  (void)state;
+  enum { N = 200000 };
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 1, 1000);
+  tb_thread(&b, 1, 101, "freer");
+  for (uint64_t i = 0; i < N; i++) tb_free(&b, 9, 1000 + 10 * i, 0x10000000ull + 64 * i);
+  tb_chunk_end(&b, HH_CHUNK_ZSTD);
+  tb_chunk_begin(&b, 2, 1000);
+  tb_thread(&b, 2, 102, "allocator");
+  for (uint64_t i = 0; i < N; i++) {
+    tb_alloc(&b, 0, 1005 + 10 * i, 0x90000000ull + 64 * i, 16, 0, 0);
+    tb_free(&b, 9, 1006 + 10 * i, 0x90000000ull + 64 * i);
+  }
+  tb_chunk_end(&b, HH_CHUNK_ZSTD);
+  tb_chunk_begin(&b, 0, 10 * N + 5000);
+  tb_end(&b, 10 * N + 5000, 3 * N);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  hh_reader *r;
+  hh_analysis *a = analyze_built(&b, 0, &r);
+  assert_int_equal(a->unknown_frees, N);
+  assert_int_equal(a->frees, 2 * N);
+  assert_int_equal(a->leaked_blocks, 0);
+  hh_analysis_free(a);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(many_threads),
-      cmocka_unit_test(handoff),
-      cmocka_unit_test(temporary_per_thread),
+      cmocka_unit_test(many_threads),         cmocka_unit_test(handoff),
+      cmocka_unit_test(temporary_per_thread), cmocka_unit_test(handoff_edges),
+      cmocka_unit_test(handoff_many_unknown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
