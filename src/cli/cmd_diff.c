@@ -207,11 +207,13 @@ int hh_cmd_diff(int argc, char **argv) {
     if (json) {
       fputs("{\n  \"schema\": \"heaphook-diff\",\n  \"version\": 1,\n  \"a\": {\"path\": ", out);
       hh_json_put_string(out, in[0].path, 0);
-      fprintf(out,
-              ", \"status\": \"%s\"}, \"b\": {\"path\": ", hh_report_status_word(in[0].l.analysis->status));
+      fprintf(out, ", \"status\": \"%s\", \"temporary_known\": %s}, \"b\": {\"path\": ",
+              hh_report_status_word(in[0].l.analysis->status),
+              in[0].l.analysis->temporary_known ? "true" : "false");
       hh_json_put_string(out, in[1].path, 0);
-      fprintf(out, ", \"status\": \"%s\"},\n  \"totals\": {\"a\": ",
-              hh_report_status_word(in[1].l.analysis->status));
+      fprintf(out, ", \"status\": \"%s\", \"temporary_known\": %s},\n  \"totals\": {\"a\": ",
+              hh_report_status_word(in[1].l.analysis->status),
+              in[1].l.analysis->temporary_known ? "true" : "false");
       json_side(out, &ta);
       fputs(", \"b\": ", out);
       json_side(out, &tb);

@@ -287,6 +287,13 @@ assert all(s["temporary"] == 0 for r in d["top"].values() for s in r["sites"]), 
     "$hh" flame --cost temporary s4.hhtrace >flame.txt 2>err
     expect_rc 1 $? "flame --cost temporary on a sampled trace"
     expect_in err "heaphook flame: --cost temporary: s4.hhtrace is a sampled trace, which does not record the allocations between a sample and its free"
+    "$hh" diff --json s.hhtrace s4.hhtrace >d.json 2>err
+    expect_rc 0 $? "diff --json of two sampled traces"
+    json_check d.json '
+eq("a temporary_known", d["a"]["temporary_known"], True)
+eq("b temporary_known", d["b"]["temporary_known"], False)
+eq("b temporary", d["totals"]["b"]["temporary"], 0)
+'
     ;;
   *)
     echo "unknown case $case_name" >&2
