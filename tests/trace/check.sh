@@ -799,6 +799,21 @@ PY
       grep -qE '^status (OK|NO_END) ' s.txt || fail "run $i: $(grep ^status s.txt)"
     done
     ;;
+  tlsf_signal_fork)
+    # The same program on the TLSF allocator, not traced: a fork from a
+    # signal handler that interrupted the allocator while it held (or waited
+    # for) its lock waited for itself in the allocator's fork handler. Hung
+    # in 4 runs of 4 before the fix (src/alloc/tlsf/tlsf_allocator.c,
+    # atfork_prepare).
+    for i in 1 2 3; do
+      timeout -s KILL 60 env HEAPHOOK_ALLOCATOR=tlsf LD_PRELOAD="$HH_LIB" "$HH_SIGNAL_FORK" 3000000 >out 2>err
+      rc=$?
+      [ $rc = 137 ] && fail "run $i: hung, killed after 60 s"
+      [ $rc = 0 ] || fail "run $i: exit status $rc: $(cat err)"
+      grep -q '^done$' out || fail "run $i: output $(cat out)"
+      [ -s err ] && fail "run $i: stderr: $(cat err)"
+    done
+    ;;
   signal_fork)
     # A single-threaded program that forks in a SIGALRM handler while it
     # allocates (signal_fork.c), in sampled mode: the fork hung when the

@@ -136,7 +136,13 @@ static void lock_init(void) {
  * spin. */
 #define SPIN_TRIES 500
 
+/* This thread holds the lock, or is about to take it: set before the
+ * attempt, so that a signal handler interrupting it anywhere from there to
+ * the unlock sees it (atfork_prepare). */
+static __thread bool t_holds __attribute__((tls_model("initial-exec")));
+
 static void lock(void) {
+  t_holds = true;
   for (unsigned i = 0; i < g.spin_tries; i++) {
     if (pthread_mutex_trylock(&g.lock) == 0) return;
     __asm__ __volatile__("" ::: "memory");
@@ -146,27 +152,45 @@ static void lock(void) {
   }
   pthread_mutex_lock(&g.lock);
 }
-static void unlock(void) { pthread_mutex_unlock(&g.lock); }
+static void unlock(void) {
+  pthread_mutex_unlock(&g.lock);
+  t_holds = false;
+}
 
 /* fork: hold the lock across it so the child never sees a half-done
  * operation. The child re-creates the mutex instead of unlocking it: a PI
  * mutex records the owner's thread id, which is different in the child, so
  * an unlock there would fail with EPERM and leave it locked. */
+/* A fork from a signal handler that interrupted this thread in the
+ * allocator (it holds the lock, or waits for it) would wait for itself:
+ * the fork goes on without the lock, and the child gets a new one over a
+ * heap that may be half-way through an operation, which is what POSIX
+ * allows a child forked so to use anyway (async-signal-safe calls: exec,
+ * _exit). Before, such a fork hung every run (trace.tlsf_signal_fork). */
+static bool fork_without_lock;
+
 static void atfork_prepare(void) {
   if (!g.inited) return;
+  if (t_holds) {
+    fork_without_lock = true;
+    return;
+  }
   lock();
   g.locked_for_fork = true;
 }
 
 static void atfork_parent(void) {
+  fork_without_lock = false;
   if (!g.locked_for_fork) return;
   g.locked_for_fork = false;
   unlock();
 }
 
 static void atfork_child(void) {
-  if (!g.locked_for_fork) return;
+  if (!g.locked_for_fork && !fork_without_lock) return;
   g.locked_for_fork = false;
+  fork_without_lock = false;
+  t_holds = false;
   lock_init();
 }
 
