@@ -799,6 +799,21 @@ PY
       grep -qE '^status (OK|NO_END) ' s.txt || fail "run $i: $(grep ^status s.txt)"
     done
     ;;
+  tlsf_signal_exit)
+    # HEAPHOOK_STATS=1 on the TLSF allocator, and exit() from a SIGALRM
+    # handler while main allocates (signal_exit.c): the report at exit took
+    # the allocator's lock, which the interrupted malloc held, and hung (1
+    # run in 6 before the fix; timing-dependent: 12 runs here, ~11% chance
+    # that the old build passes). Now such an exit says there is no report.
+    for i in $(seq 12); do
+      timeout -s KILL 60 env HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_STATS=1 LD_PRELOAD="$HH_LIB" "$HH_SIGNAL_EXIT" 30 >out 2>err
+      rc=$?
+      [ $rc = 137 ] && fail "run $i: hung, killed after 60 s"
+      [ $rc = 3 ] || fail "run $i: exit status $rc: $(cat err)"
+      grep -q '^tlsf allocator (\|^tlsf allocator: no report (the program ended in a signal handler that interrupted the allocator, which holds its lock)$' err ||
+        fail "run $i: stderr: $(cat err)"
+    done
+    ;;
   tlsf_signal_fork)
     # The same program on the TLSF allocator, not traced: a fork from a
     # signal handler that interrupted the allocator while it held (or waited

@@ -786,6 +786,12 @@ static void tlsf_report(int fd) {
     hh__dprint(fd, "tlsf allocator: not initialised\n");
     return;
   }
+  if (t_holds) { /* exit from a signal handler that interrupted the allocator: the lock is this thread's */
+    hh__dprint(fd,
+               "tlsf allocator: no report (the program ended in a signal handler that interrupted the "
+               "allocator, which holds its lock)\n");
+    return;
+  }
   report_data r;
   report_snapshot(&r);
   unsigned frag = 0;
