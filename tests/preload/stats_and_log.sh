@@ -70,6 +70,29 @@ if check_report "$work/err" "64K pools, report on stderr"; then
   fi
 fi
 
+# HEAPHOOK_TLSF_MLOCK=1 with a locked-memory limit of 1 MiB: the 256 KiB
+# initial pool is locked, the 4 MiB pools added for 8 MiB of blocks are
+# not, which one line says at the first (before, only HEAPHOOK_STATS's
+# "failed pool mlocks" told it, at exit). Root locks without a limit
+# (CAP_IPC_LOCK), so as root the probe runs as nobody.
+as_limited() {
+  if [ "$(id -u)" = 0 ]; then
+    setpriv --reuid=65534 --regid=65534 --clear-groups prlimit --memlock=1048576 "$@"
+  else
+    prlimit --memlock=1048576 "$@"
+  fi
+}
+as_limited env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
+  INITIAL_MEMPOOL_SIZE=256K ADDITIONAL_MEMPOOL_SIZE=4M HEAPHOOK_TLSF_MLOCK=1 \
+  LD_PRELOAD="$tlsf" "$probe" blocks4k 8388608 >"$work/out" 2>"$work/err"
+rc=$?
+want="heaphook: tlsf: HEAPHOOK_TLSF_MLOCK: mlock of an added pool of 4194304 bytes failed (Cannot allocate memory; see ulimit -l); its pages are not locked, going on"
+if [ $rc = 0 ] && grep -qx "pid [0-9]*" "$work/out" && [ "$(cat "$work/err")" = "$want" ]; then
+  ok "HEAPHOOK_TLSF_MLOCK, 1 MiB limit: one line for the added pools"
+else
+  fail "HEAPHOOK_TLSF_MLOCK, 1 MiB limit: status $rc, stdout '$(head -c 100 "$work/out")', stderr: $(head -c 400 "$work/err")"
+fi
+
 # The default 64M pool holds it all: no growth.
 run "$tlsf" HEAPHOOK_STATS=1 -- blocks4k 1048576
 if check_report "$work/err" "default pool, report on stderr"; then

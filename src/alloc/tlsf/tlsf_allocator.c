@@ -89,7 +89,7 @@ static unsigned g_index_gen;
 /* Everything else; lock protects all fields below it. config and the flags
  * above lock are written only in init/reset. */
 static struct {
-  bool inited, atfork_registered, pi_lock, locked_for_fork;
+  bool inited, atfork_registered, pi_lock, locked_for_fork, mlock_warned;
   bool overridden; /* configure() sizes replace the environment */
   size_t cfg_initial, cfg_additional;
   size_t page, initial, additional;
@@ -297,7 +297,19 @@ static bool add_pool(size_t bytes) {
     g.map_failures++;
     return false;
   }
-  if (g.mlock && mlock(mem, mapped) != 0) g.mlock_failures++;
+  if (g.mlock && mlock(mem, mapped) != 0) {
+    g.mlock_failures++;
+    /* (the initial pool's failure is told by init; an added pool's was only
+     * counted, in HEAPHOOK_STATS's report: a real-time program learnt at
+     * exit that its pages could fault) */
+    if (g.inited && !g.mlock_warned) {
+      g.mlock_warned = true;
+      hh__log(
+          "tlsf: HEAPHOOK_TLSF_MLOCK: mlock of an added pool of %zu bytes failed (%s; see ulimit -l); its "
+          "pages are not locked, going on",
+          mapped, strerrordesc_np(errno));
+    }
+  }
   if (tlsf_add_pool(g.tlsf, mem, bytes & ~(size_t)15) == NULL) {
     munmap(mem, mapped);
     return false;
