@@ -29,12 +29,13 @@
  * event.
  *
  * Temporary allocations: a free (or the free half of a realloc) of the
- * block its thread allocated last, by that thread, with no other free of a
- * known block by it in between. heaptrack's rule is the same across all
- * threads in time order; the same for one thread, but across threads an
- * order that heaphook's clock ticks (~1.6 us) leave open: the count would
- * depend on the tick (a free of a block that is not live "resets nothing",
- * as in heaptrack).
+ * block its thread allocated last, by that thread, with no other free by
+ * it in between. heaptrack's rule is the same across all threads in time
+ * order, and a free of a block it never saw allocated resets nothing
+ * there; here the rule runs per thread, because heaphook's clock ticks
+ * (~1.6 us) leave the order of two threads' events within a tick open (the
+ * count would depend on the tick), and such a free ends the chain too
+ * (most are hand-offs from another thread: park).
  *
  * Sampled traces: bytes are the event weights (unbiased estimates); counts
  * are estimates too, weight / size rounded, at least 1 per sample. */
