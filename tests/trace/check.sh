@@ -110,6 +110,19 @@ run_known() {
   return 0
 }
 
+# bounded LABEL STATUS LINE CMD...: runs CMD (stdout in out, stderr in err),
+# killed after 60 s; fails unless it exits STATUS and (LINE not empty)
+# prints LINE. For programs that used to hang.
+bounded() {
+  local label=$1 want=$2 line=$3
+  shift 3
+  timeout -s KILL 60 "$@" >out 2>err
+  local rc=$?
+  [ $rc = 137 ] && fail "$label: hung, killed after 60 s"
+  [ $rc = "$want" ] || fail "$label: exit status $rc, not $want: $(cat err)"
+  [ -z "$line" ] || grep -qx -- "$line" out || fail "$label: output $(cat out)"
+}
+
 one_file() { # one_file GLOB: the only file matching
   local f IFS= # globbed, not split: $dir may hold spaces (TMPDIR)
   f=$(ls -d $1 2>/dev/null)
@@ -776,11 +789,7 @@ PY
       opts=()
       [ "$mode" = nostacks ] && opts=(--no-stacks)
       [ "$mode" = 1K ] && opts=(--sample 1K)
-      timeout -s KILL 60 "$HH_CLI" run "${opts[@]}" -o "$dir/a.$mode.hhtrace" -- "$HH_ATFORK" >out 2>err
-      rc=$?
-      [ $rc = 137 ] && fail "$mode: hung, killed after 60 s"
-      [ $rc = 0 ] || fail "$mode: exit status $rc: $(cat err)"
-      grep -q '^forked 5$' out || fail "$mode: output $(cat out)"
+      bounded "$mode" 0 "forked 5" "$HH_CLI" run "${opts[@]}" -o "$dir/a.$mode.hhtrace" -- "$HH_ATFORK"
     done
     ;;
   signal_exit)
@@ -806,10 +815,7 @@ PY
     # run in 6 before the fix; timing-dependent: 12 runs here, ~11% chance
     # that the old build passes). Now such an exit says there is no report.
     for i in $(seq 12); do
-      timeout -s KILL 60 env HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_STATS=1 LD_PRELOAD="$HH_LIB" "$HH_SIGNAL_EXIT" 30 >out 2>err
-      rc=$?
-      [ $rc = 137 ] && fail "run $i: hung, killed after 60 s"
-      [ $rc = 3 ] || fail "run $i: exit status $rc: $(cat err)"
+      bounded "run $i" 3 "" env HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_STATS=1 LD_PRELOAD="$HH_LIB" "$HH_SIGNAL_EXIT" 30
       grep -q '^tlsf allocator (\|^tlsf allocator: no report (the program ended in a signal handler that interrupted the allocator, which holds its lock)$' err ||
         fail "run $i: stderr: $(cat err)"
     done
@@ -821,11 +827,7 @@ PY
     # in 4 runs of 4 before the fix (src/alloc/tlsf/tlsf_allocator.c,
     # atfork_prepare).
     for i in 1 2 3; do
-      timeout -s KILL 60 env HEAPHOOK_ALLOCATOR=tlsf LD_PRELOAD="$HH_LIB" "$HH_SIGNAL_FORK" 3000000 >out 2>err
-      rc=$?
-      [ $rc = 137 ] && fail "run $i: hung, killed after 60 s"
-      [ $rc = 0 ] || fail "run $i: exit status $rc: $(cat err)"
-      grep -q '^done$' out || fail "run $i: output $(cat out)"
+      bounded "run $i" 0 done env HEAPHOOK_ALLOCATOR=tlsf LD_PRELOAD="$HH_LIB" "$HH_SIGNAL_FORK" 3000000
       [ -s err ] && fail "run $i: stderr: $(cat err)"
     done
     ;;
@@ -837,11 +839,7 @@ PY
     # of more than one thread takes malloc's own locks, which the
     # interrupted malloc may hold: a limitation, docs/trace-format.md.)
     for i in 1 2 3; do
-      timeout -s KILL 60 "$HH_CLI" run --sample 1M -o "$dir/f.$i.hhtrace" -- "$HH_SIGNAL_FORK" 3000000 >out 2>err
-      rc=$?
-      [ $rc = 137 ] && fail "run $i: hung, killed after 60 s"
-      [ $rc = 0 ] || fail "run $i: exit status $rc: $(cat err)"
-      grep -q '^done$' out || fail "run $i: output $(cat out)"
+      bounded "run $i" 0 done "$HH_CLI" run --sample 1M -o "$dir/f.$i.hhtrace" -- "$HH_SIGNAL_FORK" 3000000
     done
     ;;
   dl_callback)
