@@ -666,11 +666,19 @@ typedef struct feed {
  * than FEED_BATCH only at the end). */
 static size_t feed_fill(feed *f, hh_event *b) {
   size_t n = 0;
-  while (n < FEED_BATCH && hh_merge_next(f->m, &b[n])) {
-    hh_ev_kind k = b[n].kind;
-    if (k == HH_EV_STACK || k == HH_EV_MODULE_LOAD || k == HH_EV_MODULE_UNLOAD || k == HH_EV_COMMAND)
-      continue;
-    n++;
+  while (n < FEED_BATCH) {
+    size_t got = hh_merge_next_n(f->m, &b[n], FEED_BATCH - n), kept = n;
+    /* definitions are the reader's business (its tables have them) */
+    for (size_t i = n; i < n + got; i++) {
+      hh_ev_kind k = b[i].kind;
+      if (k == HH_EV_STACK || k == HH_EV_MODULE_LOAD || k == HH_EV_MODULE_UNLOAD || k == HH_EV_COMMAND)
+        continue;
+      if (kept != i) b[kept] = b[i];
+      kept++;
+    }
+    bool end = n + got < FEED_BATCH;
+    n = kept;
+    if (end) break;
   }
   __atomic_store_n(&f->offset, hh_reader_offset(f->r), __ATOMIC_RELAXED);
   return n;

@@ -128,8 +128,15 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
   live_table t = {0};
   hh_handoff parked = {.window = hh_handoff_window(r)};
   hh_merge *m = hh_merge_new(r, 0);
-  hh_event ev, f;
-  while (hh_merge_next(m, &ev)) {
+  hh_event ev, f, batch[256];
+  size_t n = 0, at = 0;
+  for (;;) {
+    if (at == n) {
+      n = hh_merge_next_n(m, batch, sizeof batch / sizeof *batch);
+      at = 0;
+      if (n == 0) break;
+    }
+    ev = batch[at++];
     uint64_t count;
     if ((ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_FREE || ev.kind == HH_EV_REALLOC) &&
         hh_handoff_any(&parked))

@@ -1173,12 +1173,19 @@ static uint64_t *v2_lifo_new(hh_reader *r, v2dec *m, unsigned cls);
 
 /* The LIFO of size class cls; made (empty) when make is set, else NULL
  * when the thread has freed nothing of that class. */
-static uint64_t *v2_lifo(hh_reader *r, v2dec *m, unsigned cls, bool make) {
+static uint64_t *v2_lifo_mapped(hh_reader *r, v2dec *m, unsigned cls, bool make);
+static inline __attribute__((always_inline)) uint64_t *v2_lifo(hh_reader *r, v2dec *m, unsigned cls,
+                                                               bool make) {
   if (m->cdirect) {
     uint16_t e = m->cdirect[cls];
     if (e) return m->lifos[e - 1];
-    return make ? v2_lifo_new(r, m, cls) : NULL;
   }
+  return v2_lifo_mapped(r, m, cls, make);
+}
+
+/* (a thread with few classes, or a class not seen yet) */
+static uint64_t *v2_lifo_mapped(hh_reader *r, v2dec *m, unsigned cls, bool make) {
+  if (m->cdirect) return make ? v2_lifo_new(r, m, cls) : NULL;
   uint32_t want = (uint32_t)(cls + 1) << 16;
   if (m->cmap_cap) {
     uint32_t mask = m->cmap_cap - 1;
@@ -1328,21 +1335,24 @@ HOT int v2_address(hh_reader *r, cursor *c, bool v4, uint64_t code, uint64_t siz
   return 0;
 }
 
-static int v2_allocated(hh_reader *r, cursor *c, uint64_t addr, uint64_t size, hh_event *ev) {
+/* The ring of allocations, grown before it wraps: allocation n stays at
+ * n & (cap - 1). */
+static __attribute__((noinline)) void v2_ring_grow(hh_reader *r, v2dec *m) {
+  uint32_t ncap = m->ring_cap ? m->ring_cap * 2 : 4;
+  r->v2_bytes += (uint64_t)(ncap - m->ring_cap) * (sizeof *m->ring_addr + sizeof *m->ring_cls);
+  m->ring_addr = xrealloc(m->ring_addr, ncap * sizeof *m->ring_addr);
+  m->ring_cls = xrealloc(m->ring_cls, ncap * sizeof *m->ring_cls);
+  m->ring_cap = ncap;
+}
+
+HOT int v2_allocated(hh_reader *r, cursor *c, uint64_t addr, uint64_t size, hh_event *ev) {
   v2dec *m = c->model;
   uint64_t d;
   V2_VAR(HH_V2_STACK, d);
   m->prev_stack += (uint64_t)hh_unzigzag(d);
   ev->stack = m->prev_stack;
   m->seq++;
-  if (m->seq >= m->ring_cap && m->ring_cap < HH_V2_RING) {
-    /* Grown before it wraps: allocation n stays at n & (cap - 1). */
-    uint32_t ncap = m->ring_cap ? m->ring_cap * 2 : 4;
-    r->v2_bytes += (uint64_t)(ncap - m->ring_cap) * (sizeof *m->ring_addr + sizeof *m->ring_cls);
-    m->ring_addr = xrealloc(m->ring_addr, ncap * sizeof *m->ring_addr);
-    m->ring_cls = xrealloc(m->ring_cls, ncap * sizeof *m->ring_cls);
-    m->ring_cap = ncap;
-  }
+  if (m->seq >= m->ring_cap && m->ring_cap < HH_V2_RING) v2_ring_grow(r, m);
   m->ring_addr[m->seq & (m->ring_cap - 1)] = addr;
   m->ring_cls[m->seq & (m->ring_cap - 1)] = (uint16_t)hh_v2_class(size);
   m->prev_addr = addr;
@@ -1771,8 +1781,15 @@ static void queue_pop_head(hh_merge *m, tqueue *q) {
 static bool queue_advance_into(hh_merge *m, tqueue *q, hh_event *out) {
   while (q->head) {
     mchunk *k = q->head;
-    int rc =
-        k->cur.packed && !unpack(m, k) ? -1 : decode(m->r, &k->cur, out, k->lazy ? PASS_LAZY : PASS_EVENTS);
+    int rc;
+    if (k->cur.packed && !unpack(m, k))
+      rc = -1;
+    else if (k->lazy && k->cur.v2 && k->cur.v5 && k->cur.thread_known)
+      /* what decode() does for the current format, inlined: two calls
+       * fewer per event (a report 9% faster, docs/benchmarks.md) */
+      rc = decode_events(m->r, &k->cur, out, PASS_LAZY, 5);
+    else
+      rc = decode(m->r, &k->cur, out, k->lazy ? PASS_LAZY : PASS_EVENTS);
     if (rc == 1) return true;
     if (rc == 0) continue;
     if (rc < 0) { /* damage in a lazy chunk (eager ones were validated before) */
@@ -2070,6 +2087,24 @@ int hh_merge_next(hh_merge *m, hh_event *ev) {
     }
     return 0;
   }
+}
+
+/* The reader's hot loop: a program thread's run of events goes out with
+ * one call per batch instead of one per event. */
+size_t hh_merge_next_n(hh_merge *m, hh_event *evs, size_t max) {
+  size_t n = 0;
+  while (n < max) {
+    /* a run going on (see "runs"), its events decoded here without the
+     * rest of hh_merge_next's checks */
+    while (m->pending && !m->drop && !m->def && (m->exhausted || m->buffered >= m->window)) {
+      if (!pending_next(m, &evs[n])) break;
+      note_time(m, &evs[n]);
+      if (++n == max) return n;
+    }
+    if (!hh_merge_next(m, &evs[n])) break;
+    n++;
+  }
+  return n;
 }
 
 /* ---- names -----------------------------------------------------------------*/

@@ -213,6 +213,9 @@ int hh_reader_command(const hh_reader *r, const char *const **argv, const char *
 typedef struct hh_merge hh_merge;
 hh_merge *hh_merge_new(hh_reader *r, size_t window_bytes);
 int hh_merge_next(hh_merge *m, hh_event *ev);
+/* Up to max of the next events into evs, as hh_merge_next would give them
+ * one by one; fewer only at the end. */
+size_t hh_merge_next_n(hh_merge *m, hh_event *evs, size_t max);
 uint64_t hh_merge_late(const hh_merge *m);
 void hh_merge_free(hh_merge *m);
 

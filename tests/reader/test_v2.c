@@ -5,6 +5,7 @@
  * tiny chunks of as many threads, which must be read with memory in
  * proportion to what it holds, not a fixed model per thread. Run under ASan
  * + UBSan. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -654,6 +655,20 @@ static void thread_index_flips_are_damage(void **state) {
     if (bit > 0 && !strstr(hh_reader_message(r), "which no THREAD record introduced"))
       fail_msg("bit %d: %s", bit, hh_reader_message(r));
     hh_reader_close(r);
+    /* merged, in batches: the same */
+    r = hh_reader_open_mem(copy, v.file.len, NULL, 0);
+    hh_merge *mg = hh_merge_new(r, 0);
+    hh_event evs[64];
+    size_t n;
+    while ((n = hh_merge_next_n(mg, evs, 64)) > 0)
+      for (size_t i = 0; i < n; i++)
+        if (evs[i].kind == HH_EV_ALLOC && evs[i].thread != 1)
+          fail_msg("bit %d, merged: an allocation of thread %u", bit, evs[i].thread);
+    if (hh_reader_status(r) != HH_READ_DAMAGED) fail_msg("bit %d, merged: %s", bit, hh_reader_message(r));
+    if (bit > 0 && !strstr(hh_reader_message(r), "which no THREAD record introduced"))
+      fail_msg("bit %d, merged: %s", bit, hh_reader_message(r));
+    hh_merge_free(mg);
+    hh_reader_close(r);
   }
   free(copy);
   v2_end(&v);
@@ -802,6 +817,121 @@ static void many_threads_many_classes(void **state) {
   tb_free_all(&v.file);
 }
 
+/* ---- merged in batches ------------------------------------------------------ */
+
+typedef struct merged {
+  hh_event *ev;
+  size_t n, cap;
+  hh_read_status status;
+  char message[512];
+} merged;
+
+/* The whole merge of data[0..len), one event at a time (batch 0) or batch
+ * events at a time through hh_merge_next_n. */
+static void merge_into(merged *out, const uint8_t *data, size_t len, size_t window, size_t batch) {
+  memset(out, 0, sizeof *out);
+  hh_reader *r = hh_reader_open_mem(data, len, NULL, 0);
+  assert_non_null(r);
+  hh_merge *m = hh_merge_new(r, window);
+  for (;;) {
+    if (out->n + 4096 > out->cap) {
+      out->cap = out->cap ? out->cap * 2 : 8192;
+      out->ev = realloc(out->ev, out->cap * sizeof *out->ev);
+    }
+    size_t got =
+        batch ? hh_merge_next_n(m, &out->ev[out->n], batch) : (size_t)hh_merge_next(m, &out->ev[out->n]);
+    out->n += got;
+    if (got < (batch ? batch : 1)) break;
+  }
+  assert_int_equal(hh_merge_next_n(m, out->ev, 1), 0); /* the end stays the end */
+  out->status = hh_reader_status(r);
+  snprintf(out->message, sizeof out->message, "%s", hh_reader_message(r));
+  hh_merge_free(m);
+  hh_reader_close(r);
+}
+
+static void same_merge(const merged *a, const merged *b, size_t batch) {
+  if (a->n != b->n) fail_msg("batch %zu: %zu events, one by one %zu", batch, b->n, a->n);
+  for (size_t i = 0; i < a->n; i++) {
+    const hh_event *x = &a->ev[i], *y = &b->ev[i];
+    bool ev = x->kind == HH_EV_ALLOC || x->kind == HH_EV_FREE || x->kind == HH_EV_REALLOC;
+    if (x->kind != y->kind || x->thread != y->thread || x->time != y->time ||
+        (ev && (x->fn != y->fn || x->addr != y->addr || x->size != y->size || x->align != y->align ||
+                x->old_addr != y->old_addr || x->stack != y->stack || x->weight != y->weight)))
+      fail_msg("batch %zu: event %zu differs (%s at %" PRIu64 ", one by one %s at %" PRIu64 ")", batch, i,
+               hh_ev_kind_name(y->kind), y->time, hh_ev_kind_name(x->kind), x->time);
+  }
+  assert_int_equal(a->status, b->status);
+  assert_string_equal(a->message, b->message);
+}
+
+/* hh_merge_next_n hands out what hh_merge_next does, one by one, whatever
+ * the batch: on a trace of three threads whose chunks interleave, read
+ * whole, with a small read-ahead window, cut short and damaged. */
+static void merge_in_batches(void **state) {
+  (void)state;
+  v2file v;
+  v2_begin(&v, HH_TRACE_FLAG_STACKS);
+  tb_chunk_begin(&v.file, 0, 0);
+  for (uint64_t id = 1; id <= 8; id++) tb_stack(&v.file, id, 0, 0x400000 + id);
+  tb_chunk_end(&v.file, HH_CHUNK_RAW);
+  uint64_t now = 1000, live[THREADS + 1][256];
+  size_t nlive[THREADS + 1] = {0}, next_addr[THREADS + 1] = {0};
+  for (int c = 0; c < 60; c++) {
+    uint32_t t = 1 + (uint32_t)(rnd() % THREADS);
+    rows_begin(&v, t, now);
+    for (int k = 0; k < 200; k++) {
+      now += rnd() % 3; /* ties between threads are common */
+      if (nlive[t] > 0 && (nlive[t] == 256 || rnd() % 2)) {
+        size_t i = rnd() % nlive[t];
+        tb_free(&v.rows, 9, now, live[t][i]);
+        live[t][i] = live[t][--nlive[t]];
+      } else {
+        uint64_t a = 0x1000000ull * t + 64 * next_addr[t]++;
+        tb_alloc(&v.rows, 0, now, a, 1 + rnd() % 48, 1 + rnd() % 8, 0);
+        live[t][nlive[t]++] = a;
+      }
+    }
+    rows_end(&v);
+    now -= 150; /* the next chunk overlaps this one in time */
+  }
+  const size_t batches[] = {1, 2, 7, 100, 4096};
+  merged one, many;
+  /* whole, and with read-ahead windows of one chunk and of a few */
+  const size_t windows[] = {0, 1, 1024};
+  for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
+    size_t window = windows[w];
+    merge_into(&one, v.file.buf, v.file.len, window, 0);
+    assert_true(one.n > 12000);
+    for (size_t b = 0; b < sizeof batches / sizeof *batches; b++) {
+      merge_into(&many, v.file.buf, v.file.len, window, batches[b]);
+      same_merge(&one, &many, batches[b]);
+      free(many.ev);
+    }
+    free(one.ev);
+  }
+  /* cut short and damaged */
+  uint8_t *copy = malloc(v.file.len);
+  for (int k = 0; k < 24; k++) {
+    memcpy(copy, v.file.buf, v.file.len);
+    size_t len = v.file.len, at = HH_TRACE_HEADER_BYTES + rnd() % (v.file.len - HH_TRACE_HEADER_BYTES);
+    if (k % 2)
+      copy[at] ^= (uint8_t)(1u << (rnd() % 8));
+    else
+      len = at;
+    merge_into(&one, copy, len, 0, 0);
+    for (size_t b = 0; b < sizeof batches / sizeof *batches; b++) {
+      merge_into(&many, copy, len, 0, batches[b]);
+      same_merge(&one, &many, batches[b]);
+      free(many.ev);
+    }
+    free(one.ev);
+  }
+  free(copy);
+  v2_end(&v);
+  tb_free_all(&v.file);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trip),
@@ -817,6 +947,7 @@ int main(void) {
       cmocka_unit_test(hostile_many_threads),
       cmocka_unit_test(many_threads_many_classes),
       cmocka_unit_test(full_histories),
+      cmocka_unit_test(merge_in_batches),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
