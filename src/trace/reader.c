@@ -1786,7 +1786,7 @@ static bool queue_advance_into(hh_merge *m, tqueue *q, hh_event *out) {
       rc = -1;
     else if (k->lazy && k->cur.v2 && k->cur.v5 && k->cur.thread_known)
       /* what decode() does for the current format, inlined: two calls
-       * fewer per event (a report 9% faster, docs/benchmarks.md) */
+       * fewer per event (the report ~8% faster, docs/benchmarks.md) */
       rc = decode_events(m->r, &k->cur, out, PASS_LAZY, 5);
     else
       rc = decode(m->r, &k->cur, out, k->lazy ? PASS_LAZY : PASS_EVENTS);
