@@ -300,8 +300,15 @@ static inline acc *site_acc(state *s, size_t slot) { return &s->sites[slot]; }
 
 #define SLOT_BY_INDEX_MAX (1u << 22)
 
-static uint32_t thread_slot(state *s, uint32_t index) {
-  if (s->have_last_thread && s->last_thread == index) return s->last_slot;
+static uint32_t thread_slot_lookup(state *s, uint32_t index);
+
+/* (the same thread as the last event's, inline: nearly every event) */
+static inline uint32_t thread_slot(state *s, uint32_t index) {
+  if (__builtin_expect(s->have_last_thread && s->last_thread == index, 1)) return s->last_slot;
+  return thread_slot_lookup(s, index);
+}
+
+static uint32_t thread_slot_lookup(state *s, uint32_t index) {
   size_t i = 0;
   bool mapped = index < SLOT_BY_INDEX_MAX;
   if (mapped && index >= s->slot_by_index_cap) {
@@ -363,7 +370,19 @@ static inline uint64_t peak_of(const state *s, const acc *x, bool blocks) {
 
 /* ---- timeline ------------------------------------------------------------- */
 
-static void tl_record(state *s, uint64_t t, uint64_t before, uint64_t after) {
+static void tl_record_grow(state *s, uint64_t t, uint64_t before, uint64_t after);
+
+/* (a bucket already started, inline: nearly every event) */
+static inline void tl_record(state *s, uint64_t t, uint64_t before, uint64_t after) {
+  uint64_t b = t >> s->tl_shift;
+  if (__builtin_expect(b < s->tl_n, 1)) {
+    if (after > s->tl[b]) s->tl[b] = after;
+    return;
+  }
+  tl_record_grow(s, t, before, after);
+}
+
+static void tl_record_grow(state *s, uint64_t t, uint64_t before, uint64_t after) {
   uint64_t b = t >> s->tl_shift;
   while (b >= s->tl_cap) {
     size_t n = (s->tl_n + 1) / 2;
