@@ -64,27 +64,21 @@ static void tell_call(hh_fn fn) {
     if (hh__rt.n_on_call != 0 && recording()) tell_call(fn); \
   } while (0)
 
-/* After an allocation (recording): the recorders of every event, then the
- * sampler and, when it samples the block, the sampled recorders. */
-static void note_alloc(hh_fn fn, void *user, size_t size, size_t align) {
+/* After an allocation (recording): the recorders of every event, then,
+ * when the sampler picked the block (weight != 0), the sampled recorders. */
+static void note_alloc(hh_fn fn, void *user, size_t size, size_t align, uint64_t weight) {
   hh_event ev = {.fn = fn, .ptr = user, .size = size, .align = align > HH_MIN_ALIGN ? align : 0};
   tell(&hh__rt.on_alloc, &ev, user);
-  if (hh__rt.sample_period == 0) return;
-  ev.weight = hh__sample_take(size);
-  if (likely(ev.weight == 0)) return;
-  hh__sample_note(user);
+  if (likely(weight == 0)) return;
+  ev.weight = weight;
   tell(&hh__rt.sampled_alloc, &ev, user);
 }
 
-/* Before a free of one of our blocks. A sampled block is forgotten even
- * when nothing is recorded (a free inside a recorder, after exit), so that
- * the set holds live blocks only. */
+/* Before a free of one of our blocks (recording). */
 static void note_free(hh_fn fn, void *ptr) {
-  bool rec = recording();
   hh_event ev = {.fn = fn, .ptr = ptr};
-  if (rec) tell(&hh__rt.on_free, &ev, ptr);
-  if (hh__rt.sample_period != 0 && hh__sample_maybe(ptr) && hh__sample_forget(ptr) && rec)
-    tell(&hh__rt.sampled_free, &ev, ptr);
+  tell(&hh__rt.on_free, &ev, ptr);
+  if (hh__rt.sample_period != 0 && hh__block_is_sampled(ptr)) tell(&hh__rt.sampled_free, &ev, ptr);
 }
 
 /* ---- allocator operations with their defaults ---------------------------- */
@@ -115,43 +109,58 @@ static void *fail(int err) {
   return NULL;
 }
 
-/* Allocates a block for the program: size > 0 and <= MAX_REQUEST, align 1 or
- * a power of two > 16. Returns NULL with errno ENOMEM on failure. */
-/* size bytes (> 0) from the allocator; the recorders hear of asked, the
- * size the program asked for (0 for malloc(0), pvalloc's before rounding:
- * before, malloc(0) was recorded as 1 byte). */
-static void *alloc_block(hh_fn fn, size_t size, size_t asked, size_t align, bool zero) {
-  if (unlikely(!hh__start())) return hh__bootstrap_alloc(size, align);
-  const hh_allocator *a = hh__rt.alloc;
+/* The bytes in front of a block's user bytes, before any alignment: the
+ * prefix, or without one HH_SAMPLED_LEAD for a sampled block (block.h). */
+static inline size_t front_of(bool sampled) {
   size_t prefix = hh__rt.prefix;
-  void *user;
-  if (likely(prefix == 0)) {
-    user = zero ? a_alloc_zeroed(size) : a->alloc(size, align);
-    if (unlikely(user == NULL)) return fail(ENOMEM);
+  return prefix != 0 || !sampled ? prefix : HH_SAMPLED_LEAD;
+}
+
+/* A block of size bytes (> 0) from the allocator with front bytes in front
+ * of it (front_of) and its header written; NULL on failure. align is 1 or a
+ * power of two > 16. */
+static void *place_block(size_t size, size_t align, bool zero, size_t front, bool sampled) {
+  const hh_allocator *a = hh__rt.alloc;
+  if (likely(front == 0)) return zero ? a_alloc_zeroed(size) : a->alloc(size, align);
+  size_t lead = align > HH_MIN_ALIGN ? (front + align - 1) & ~(align - 1) : front;
+  if (lead / 16 > UINT32_MAX) return NULL;
+  char *base;
+  if (zero && align <= HH_MIN_ALIGN) {
+    base = a_alloc_zeroed(size + lead);
   } else {
-    size_t lead = align > HH_MIN_ALIGN ? (prefix + align - 1) & ~(align - 1) : prefix;
-    if (lead / 16 > UINT32_MAX) return fail(ENOMEM);
-    char *base;
-    if (zero && align <= HH_MIN_ALIGN) {
-      base = a_alloc_zeroed(size + lead);
-    } else {
-      base = a->alloc(size + lead, align);
-      if (zero && base != NULL) memset(base + lead, 0, size);
-    }
-    if (unlikely(base == NULL)) return fail(ENOMEM);
-    user = base + lead;
-    hh_block_header *h = hh__block_header(user);
-    h->lead16 = (uint32_t)(lead / 16);
-    h->magic = HH_BLOCK_MAGIC;
+    base = a->alloc(size + lead, align);
+    if (zero && base != NULL) memset(base + lead, 0, size);
   }
-  if (recording()) note_alloc(fn, user, asked, align);
+  if (unlikely(base == NULL)) return NULL;
+  void *user = base + lead;
+  hh_block_header *h = hh__block_header(user);
+  h->lead16 = (uint32_t)(lead / 16);
+  h->magic = sampled ? HH_BLOCK_MAGIC_SAMPLED : HH_BLOCK_MAGIC;
   return user;
 }
 
-static inline void *base_of(void *user) {
-  if (hh__rt.prefix == 0) return user;
-  return (char *)user - (size_t)hh__block_header(user)->lead16 * 16;
+/* Allocates a block for the program: size > 0 and <= MAX_REQUEST, align 1
+ * or a power of two > 16; the recorders hear of asked, the size the
+ * program asked for (0 for malloc(0), pvalloc's before rounding). The
+ * sampler decides before the allocation, which a sampled block's lead
+ * needs. Returns NULL with errno ENOMEM on failure. */
+static void *alloc_block(hh_fn fn, size_t size, size_t asked, size_t align, bool zero) {
+  if (unlikely(!hh__start())) return hh__bootstrap_alloc(size, align);
+  bool rec = recording();
+  uint64_t weight = rec && hh__rt.sample_period != 0 ? hh__sample_take(asked) : 0;
+  void *user = place_block(size, align, zero, front_of(weight != 0), weight != 0);
+  if (unlikely(user == NULL)) return fail(ENOMEM);
+  if (rec) note_alloc(fn, user, asked, align, weight);
+  return user;
 }
+
+/* The bytes in front of one of our blocks: its lead, or 0. */
+static inline size_t lead_of(void *user) {
+  if (hh__rt.prefix == 0 && (!hh__rt.sampled_leads || !hh__block_is_ours(user))) return 0;
+  return (size_t)hh__block_header(user)->lead16 * 16;
+}
+
+static inline void *base_of(void *user) { return (char *)user - lead_of(user); }
 
 /* Usable bytes of one of our blocks, as the program sees them. */
 static size_t own_usable(void *user) {
@@ -242,7 +251,7 @@ static void free_as(hh_fn fn, void *ptr) {
     case OWN:
       break;
   }
-  note_free(fn, ptr);
+  if (recording()) note_free(fn, ptr);
   hh__rt.alloc->dealloc(base_of(ptr));
 }
 
@@ -266,8 +275,7 @@ void hh__free_aligned_sized(void *ptr, size_t align, size_t size) {
 
 /* ---- resize ---------------------------------------------------------------- */
 
-/* Moves a block we cannot resize in place (bootstrap, over-aligned with a
- * prefix) into a fresh one. */
+/* Moves a bootstrap block into a fresh one. */
 static void *move_block(hh_fn fn, void *ptr, size_t old_usable, size_t size) {
   void *p = alloc_block(fn, size, size, 1, false);
   if (p == NULL) return NULL;
@@ -277,38 +285,47 @@ static void *move_block(hh_fn fn, void *ptr, size_t old_usable, size_t size) {
 
 static void *resize_own(hh_fn fn, void *ptr, size_t size) {
   size_t prefix = hh__rt.prefix;
-  if (prefix != 0 && (size_t)hh__block_header(ptr)->lead16 * 16 != prefix) {
-    /* Over-aligned with a prefix: the allocator cannot keep the lead. */
-    void *p = move_block(fn, ptr, own_usable(ptr), size);
-    if (p != NULL) free_as(fn, ptr);
-    return p;
-  }
   /* The sampled recorders hear of a realloc whose old block was sampled
-   * (forgotten before the real realloc, like a free) or whose new one is. */
+   * (before the real realloc, like a free) or whose new one is. */
   bool rec = recording();
   hh_event ev = {.fn = fn, .size = size, .old_ptr = ptr};
-  bool forgot = false;
-  if (hh__rt.sample_period != 0) {
-    forgot = hh__sample_maybe(ptr) && hh__sample_forget(ptr);
-    if (rec) ev.weight = hh__sample_take(size);
-    ev.old_sampled = forgot && rec;
+  if (hh__rt.sample_period != 0 && rec) {
+    ev.old_sampled = hh__block_is_sampled(ptr);
+    ev.weight = hh__sample_take(size);
     ev.new_sampled = ev.weight != 0;
   }
+  /* The new block's lead: the prefix; without one, HH_SAMPLED_LEAD when
+   * it is sampled or the old block had that lead (block.h), else none. A
+   * block whose lead changes (an over-aligned one, one sampled now) moves,
+   * the recorders' slots with it: a realloc keeps neither the alignment
+   * nor a lead rounded up to it. */
+  size_t old_lead = lead_of(ptr);
+  size_t lead = prefix != 0 || ev.new_sampled || old_lead == HH_SAMPLED_LEAD ? front_of(true) : 0;
   bool sampled = ev.old_sampled || ev.new_sampled;
   if (rec) {
     tell(&hh__rt.on_realloc_begin, &ev, ptr);
     if (sampled) tell(&hh__rt.sampled_realloc_begin, &ev, ptr);
   }
-  void *user = a_realloc(base_of(ptr), size + prefix);
-  if (unlikely(user == NULL)) {
-    if (forgot) hh__sample_note(ptr); /* still live */
-    return fail(ENOMEM);
+  char *user;
+  if (old_lead == lead) {
+    user = a_realloc((char *)ptr - old_lead, size + lead);
+    if (unlikely(user == NULL)) return fail(ENOMEM);
+    user += lead;
+    if (lead != 0) {
+      hh__block_header(user)->lead16 = (uint32_t)(lead / 16);
+      hh__block_header(user)->magic = ev.new_sampled ? HH_BLOCK_MAGIC_SAMPLED : HH_BLOCK_MAGIC;
+    }
+  } else {
+    user = place_block(size, 1, false, lead, ev.new_sampled);
+    if (unlikely(user == NULL)) return fail(ENOMEM);
+    if (prefix != 0) memcpy(user - prefix, (char *)ptr - prefix, prefix - HH_BLOCK_HEADER);
+    size_t old = own_usable(ptr);
+    memcpy(user, ptr, old < size ? old : size);
+    hh__rt.alloc->dealloc((char *)ptr - old_lead);
   }
-  user = (char *)user + prefix;
   if (rec) {
     ev.ptr = user;
     tell(&hh__rt.on_realloc, &ev, user);
-    if (ev.new_sampled) hh__sample_note(user);
     if (sampled) tell(&hh__rt.sampled_realloc, &ev, user);
   }
   return user;

@@ -1,4 +1,5 @@
-/* The block prefix: how the hook keeps per-block bytes for recorders.
+/* The block prefix: how the hook keeps per-block bytes for recorders, and
+ * how it marks the blocks the sampler picked.
  *
  * With no recorder asking for bytes, the prefix size P is 0 and the hook
  * returns the allocator's block unchanged. Otherwise every block handed to
@@ -13,6 +14,18 @@
  *   A, so user keeps the alignment. P is a multiple of 16, so user keeps the
  *   16-byte guarantee. hdr (8 bytes) holds lead and a magic word.
  *
+ * Sampled blocks. With sampling recorders (sample.h) the magic word says
+ * whether the sampler picked the block: HH_BLOCK_MAGIC_SAMPLED. With no
+ * prefix, a sampled block alone gets a lead, HH_SAMPLED_LEAD bytes (or A)
+ * ending in the same header, and the other blocks have none. It keeps that
+ * lead through a realloc that is not sampled (HH_BLOCK_MAGIC then: a lead,
+ * not sampled) rather than move its bytes. The hook reads the header of
+ * every block it is given back, which is safe for the allocators whose
+ * blocks are preceded by a size word of their own (glibc's chunk header,
+ * TLSF's block header, the bootstrap arena's): its high half is far below
+ * either magic word. Other allocators get a prefix when sampling is on
+ * (runtime.c).
+ *
  * The magic word also tells our blocks from glibc blocks made before
  * heaphook took over: in a glibc block the same 8 bytes are the chunk size
  * word, whose high half would have to exceed 2^62 bytes to match. */
@@ -23,19 +36,30 @@
 #include <stdint.h>
 
 #define HH_BLOCK_MAGIC 0x4848b10cu
+#define HH_BLOCK_MAGIC_SAMPLED (HH_BLOCK_MAGIC | 1u)
 #define HH_BLOCK_HEADER 8u
+#define HH_SAMPLED_LEAD 16u
 
 typedef struct hh_block_header {
   uint32_t lead16; /* (user - base) / 16: leads up to 64 GiB */
-  uint32_t magic;  /* HH_BLOCK_MAGIC */
+  uint32_t magic;  /* HH_BLOCK_MAGIC or HH_BLOCK_MAGIC_SAMPLED */
 } hh_block_header;
 
 static inline hh_block_header *hh__block_header(void *user) {
   return (hh_block_header *)((char *)user - HH_BLOCK_HEADER);
 }
 
+static inline uint32_t hh__block_magic(const void *user) {
+  return ((const hh_block_header *)((const char *)user - HH_BLOCK_HEADER))->magic;
+}
+
+/* True when user has our header (always, with a prefix, for our blocks). */
 static inline bool hh__block_is_ours(const void *user) {
-  return ((const hh_block_header *)((const char *)user - HH_BLOCK_HEADER))->magic == HH_BLOCK_MAGIC;
+  return (hh__block_magic(user) | 1u) == HH_BLOCK_MAGIC_SAMPLED;
+}
+
+static inline bool hh__block_is_sampled(const void *user) {
+  return hh__block_magic(user) == HH_BLOCK_MAGIC_SAMPLED;
 }
 
 #endif

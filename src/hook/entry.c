@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "base/glibc.h"
+#include "block.h"
 #include "bootstrap.h"
 #include "guard.h"
 #include "heaphook/heaphook.h"
@@ -26,23 +27,34 @@
 /* The fast paths (runtime.h, hh_fast): glibc's allocator and no recorder
  * to tell, or one only the sampler's picks are for. glibc then gives every
  * answer itself, errno included; the hook only keeps bootstrap blocks (made
- * during start-up) from glibc. Everything else goes through the hook layer. */
+ * during start-up) and the blocks with a header of ours (sampled ones,
+ * block.h) from glibc. Everything else goes through the hook layer. */
 static inline int path(void) { return atomic_load_explicit(&hh__fast.path, memory_order_relaxed); }
 
-/* An allocation of size bytes the sampler does not pick (the recursion
- * guard's allocations go through the hook, which does not count them). */
-static inline bool unsampled(size_t size) { return !hh__in_hook && hh__sample_skip(size); }
+/* An allocation of size bytes that goes straight to glibc: on the sampled
+ * path, one the sampler does not pick (the recursion guard's allocations
+ * go through the hook, which does not count them). */
+static inline bool direct_alloc(int p, size_t size) {
+  if (likely(p == HH_PATH_LIBC)) return true;
+  if (p == HH_PATH_SAMPLED) return !hh__in_hook && hh__sample_skip(size);
+  return p == HH_PATH_MARKED;
+}
+
+/* A block that goes straight back to glibc (or the bootstrap arena): on
+ * the sampled path, one without our header. The header word is the one
+ * glibc's free reads next (its chunk's size). */
+static inline bool direct_free(int p, void *ptr) {
+  return likely(p == HH_PATH_LIBC) || (p >= HH_PATH_SAMPLED && (ptr == NULL || !hh__block_is_ours(ptr)));
+}
 
 EXPORT void *malloc(size_t size) {
-  int p = path();
-  if (likely(p == HH_PATH_LIBC) || (p == HH_PATH_SAMPLED && unsampled(size))) return __libc_malloc(size);
+  if (direct_alloc(path(), size)) return __libc_malloc(size);
   NOTE_CFA();
   return hh__malloc(size);
 }
 
 EXPORT void free(void *ptr) {
-  int p = path();
-  if (likely(p == HH_PATH_LIBC) || (p == HH_PATH_SAMPLED && !hh__sample_maybe(ptr))) {
+  if (direct_free(path(), ptr)) {
     if (likely(!hh__bootstrap_owns(ptr))) __libc_free(ptr);
     return;
   }
@@ -52,8 +64,7 @@ EXPORT void free(void *ptr) {
 EXPORT void *calloc(size_t nmemb, size_t size) {
   int p = path();
   size_t total;
-  if (likely(p == HH_PATH_LIBC) ||
-      (p == HH_PATH_SAMPLED && !__builtin_mul_overflow(nmemb, size, &total) && unsampled(total)))
+  if (likely(p == HH_PATH_LIBC) || (!__builtin_mul_overflow(nmemb, size, &total) && direct_alloc(p, total)))
     return __libc_calloc(nmemb, size);
   NOTE_CFA();
   return hh__calloc(nmemb, size);
@@ -62,7 +73,7 @@ EXPORT void *calloc(size_t nmemb, size_t size) {
 EXPORT void *realloc(void *ptr, size_t size) {
   int p = path();
   if (likely(p == HH_PATH_LIBC) ||
-      (p == HH_PATH_SAMPLED && !hh__sample_maybe(ptr) && !hh__bootstrap_owns(ptr) && unsampled(size))) {
+      (direct_free(p, ptr) && !hh__bootstrap_owns(ptr) && direct_alloc(p, size))) {
     if (likely(!hh__bootstrap_owns(ptr))) return __libc_realloc(ptr, size);
   }
   NOTE_CFA();
@@ -110,11 +121,18 @@ EXPORT void hh_marker(const char *name) {
   hh__in_hook = was;
 }
 
+/* This library's own malloc: a hidden alias binds here, where the name
+ * malloc binds to the process's first definition. */
+extern __typeof__(malloc) hh__own_malloc __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+
 /* Start before main even if nothing allocates, so configuration errors stop
  * the program before it runs; stop the recorders at exit. A plug-in library
  * (which carries this file too) loaded with HEAPHOOK_ALLOCATOR=path is not
- * the process's malloc: its copy of the hook stays idle. */
+ * the process's malloc: its copy of the hook stays idle. (It compared the
+ * process's malloc with the name malloc, which in the plug-in also means
+ * the preloaded one: its copy started too, and with HEAPHOOK_RECORD=trace
+ * wrote a second, empty trace under the pid's name, trace.plugin_one_trace.) */
 __attribute__((constructor)) static void hh_preload_start(void) {
-  if (dlsym(RTLD_DEFAULT, "malloc") == (void *)malloc) hh__start();
+  if (dlsym(RTLD_DEFAULT, "malloc") == (void *)hh__own_malloc) hh__start();
 }
 __attribute__((destructor)) static void hh_preload_stop(void) { hh__shutdown(); }

@@ -60,6 +60,15 @@ static void add_callback(struct hh_callbacks *list, void (*cb)(const hh_event *,
   list->n++;
 }
 
+/* heaphook's TLSF, where a preload library has it. */
+const hh_allocator *hh__tlsf_allocator_get(void) __attribute__((weak));
+
+/* True for the allocators whose blocks are preceded by a size word of
+ * their own, whose high half is 0 (block.h): glibc's and heaphook's TLSF. */
+static bool size_word_in_front(const hh_allocator *a) {
+  return a == hh__libc_allocator_get() || (hh__tlsf_allocator_get != NULL && a == hh__tlsf_allocator_get());
+}
+
 /* Lays out the recorder slots in front of the block header (block.h). */
 static void place_recorders(const char *spec) {
   int n = hh__recorders_parse(spec, hh__rt.recorders, HH_MAX_RECORDERS);
@@ -70,8 +79,8 @@ static void place_recorders(const char *spec) {
     bytes += (hh__rt.recorders[i]->block_bytes + 7) & ~(size_t)7;
   }
   hh__rt.prefix = bytes == 0 ? 0 : (bytes + HH_BLOCK_HEADER + 15) & ~(size_t)15;
-  /* Before the recorders start: the sampler's fork handlers then run after
-   * theirs in the parent (prepare) and before theirs in the child. */
+  /* Before the recorders start: the sampler's fork handler then runs
+   * before theirs in the child. */
   if (n > 0) hh__sampler_atfork();
   for (int i = 0; i < n; i++) {
     if (hh__rt.recorders[i]->start != NULL && hh__rt.recorders[i]->start() != 0) _exit(1);
@@ -99,7 +108,16 @@ static void place_recorders(const char *spec) {
     }
     if (r->on_call != NULL) hh__rt.on_call[hh__rt.n_on_call++] = r->on_call;
   }
-  if (hh__rt.sample_period != 0) hh__sampler_start(hh__rt.sample_period);
+  if (hh__rt.sample_period != 0) {
+    hh__sampler_start(hh__rt.sample_period);
+    /* Sampled blocks are marked in their header (block.h). With no prefix
+     * that header is read in front of every block, which only allocators
+     * known to keep a size word there allow; the others get a prefix. */
+    if (hh__rt.prefix == 0 && size_word_in_front(hh__rt.alloc))
+      hh__rt.sampled_leads = true;
+    else if (hh__rt.prefix == 0)
+      hh__rt.prefix = HH_SAMPLED_LEAD;
+  }
 }
 
 /* The exported functions' way to serve calls (runtime.h, hh_fast). */
@@ -205,7 +223,7 @@ void hh__shutdown(void) {
   if (atomic_load(&hh__state) != HH_READY) return;
   int saved = errno;
   bool was = atomic_exchange(&hh__recording, false);
-  if (atomic_load(&hh__fast.path) == HH_PATH_SAMPLED) atomic_store(&hh__fast.path, HH_PATH_LIBC);
+  if (atomic_load(&hh__fast.path) == HH_PATH_SAMPLED) atomic_store(&hh__fast.path, HH_PATH_MARKED);
   bool report = hh__rt.stats && hh__rt.alloc->report != NULL;
   hh__in_hook = true;
   if (was || report) {

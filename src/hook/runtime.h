@@ -37,6 +37,9 @@ typedef struct hh_runtime {
   } on_alloc, on_free, on_realloc_begin, on_realloc;
   struct hh_callbacks sampled_alloc, sampled_free, sampled_realloc_begin, sampled_realloc;
   uint64_t sample_period; /* of the sampled recorders; 0: none */
+  /* No prefix, and sampling: a sampled block has a lead of its own, and
+   * every block's header word is read (block.h). */
+  bool sampled_leads;
   int n_on_call;
   void (*on_call[HH_MAX_RECORDERS])(hh_fn fn);
   bool stats; /* HEAPHOOK_STATS: allocator report at exit */
@@ -52,17 +55,19 @@ extern hh_runtime hh__rt;
  *   HH_PATH_LIBC     straight to glibc (__libc_malloc, ...): glibc's
  *                    allocator and no recorder to tell; only bootstrap
  *                    blocks are kept from glibc;
- *   HH_PATH_SAMPLED  as HH_PATH_LIBC, except the calls the sampler's inline
- *                    tests pick (sample.h), which go through the hook.
- * Set once the hook is READY; back to HH_PATH_LIBC at exit, when recording
- * stops. */
-enum { HH_PATH_HOOK, HH_PATH_LIBC, HH_PATH_SAMPLED };
+ *   HH_PATH_SAMPLED  as HH_PATH_LIBC, except the allocations the sampler's
+ *                    countdown picks (sample.h) and the blocks with a
+ *                    header of ours (block.h, sampled ones), which go
+ *                    through the hook;
+ *   HH_PATH_MARKED   as HH_PATH_SAMPLED with nothing sampled: from exit on,
+ *                    when recording stops, for the marked blocks still live.
+ * Set once the hook is READY. */
+enum { HH_PATH_HOOK, HH_PATH_LIBC, HH_PATH_SAMPLED, HH_PATH_MARKED };
 
 /* What the exported functions read on every call, in one cache line: a
  * program that streams through its heap evicts whatever else they read. */
 typedef struct hh_fast {
-  atomic_int path;                 /* HH_PATH_* */
-  _Atomic uintptr_t sample_filter; /* the sampler's filter (sample.h) */
+  atomic_int path; /* HH_PATH_* */
 } hh_fast;
 extern hh_fast hh__fast __attribute__((visibility("hidden")));
 extern atomic_int hh__state;

@@ -632,14 +632,21 @@ PY
     # whole (children that _exit leave no END, or nothing when they had
     # nothing written yet, or an empty file when they _exit as it is made).
     if [ "$what" = fork_threads ]; then
-      # Sampled with a small period: the sampler's lock and set are in use
-      # at the forks.
+      # Sampled with a small period: sampled blocks (with the hook's
+      # header) and chunks written by the program's threads at the forks.
       runs=("LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace|$HH_PRELOAD_FORK libc 200"
         "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=64|$HH_PRELOAD_FORK libc 200")
     else
+      # Sampled blocks carry the hook's header (src/hook/block.h): every
+      # block at a period of 1 byte, a prefix's magic word with a recorder's
+      # per-block bytes (usage) or a plug-in allocator.
       runs=("LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace|$HH_CONFORMANCE"
         "LD_PRELOAD=$HH_LIB HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1K|$HH_CONFORMANCE"
-        "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1K|$HH_CONFORMANCE")
+        "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1K|$HH_CONFORMANCE"
+        "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1|$HH_CONFORMANCE"
+        "LD_PRELOAD=$HH_LIB HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1|$HH_CONFORMANCE"
+        "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace,usage HEAPHOOK_LOG=$dir/log HEAPHOOK_TRACE_SAMPLE=1K|$HH_CONFORMANCE"
+        "LD_PRELOAD=$HH_LIB HEAPHOOK_ALLOCATOR=$HH_SIMPLE HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1K|$HH_CONFORMANCE")
     fi
     for run in "${runs[@]}"; do
       rm -f "$dir"/*.hhtrace
@@ -707,6 +714,60 @@ PY
     "$HH_CLI" run -o run.hhtrace -- "$HH_HANDOFF" 300000 >out 2>err || fail "run: $(cat err)"
     leaked=$(sed -n 's/^heaphook: leaked .* in \([0-9]*\) blocks at exit$/\1/p' err)
     [ -n "$leaked" ] && [ "$leaked" -le 2 ] || fail "run's summary: $(cat err)"
+    ;;
+  plugin_one_trace)
+    # A plug-in allocator named by HEAPHOOK_ALLOCATOR carries a copy of the
+    # hook, which must stay idle: it took the preloaded malloc for its own,
+    # started, and wrote a second, empty trace under the pid's name (the
+    # program's got ".1").
+    run_known p LD_PRELOAD="$HH_LIB" HEAPHOOK_ALLOCATOR="$HH_SIMPLE" HEAPHOOK_RECORD=trace \
+      HEAPHOOK_OUTPUT="$dir/p.%p.hhtrace"
+    f=$(one_file "$dir/p.*.hhtrace")
+    case ${f##*/} in p.*.*.hhtrace) fail "the trace is $f: another took its name" ;; esac
+    dump "$f" p.txt
+    check_known p.txt
+    ;;
+  sampled_blocks)
+    # A sampled block carries a header of the hook's (src/hook/block.h)
+    # that marks it: on glibc and TLSF a lead of its own, with a prefix
+    # (a recorder's per-block bytes; a plug-in allocator) a magic word.
+    # sampled_blocks.c takes blocks through every change of lead and checks
+    # their bytes, usable sizes and alignments; the trace must hold each
+    # cycle's sampled events, each free or realloc of a block sampled
+    # before, and every sampled block freed.
+    "$HH_SAMPLED_BLOCKS" >want 2>err || fail "untraced: $(cat err)"
+    for run in "libc trace" "tlsf trace" "libc trace,usage" "$HH_SIMPLE trace"; do
+      set -- $run
+      rm -f "$dir"/x.*.hhtrace
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_ALLOCATOR="$1" HEAPHOOK_RECORD="$2" HEAPHOOK_TRACE_SAMPLE=1M \
+        HEAPHOOK_LOG="$dir/log" HEAPHOOK_OUTPUT="$dir/x.%p.hhtrace" "$HH_SAMPLED_BLOCKS" >out 2>err ||
+        fail "$run: exit status $?: $(cat err)"
+      [ -s err ] && fail "$run: stderr: $(cat err)"
+      cmp -s want out || fail "$run: printed $(cat out), not $(cat want)"
+      "$HH_DUMP" -a "$(one_file "$dir/x.*.hhtrace")" >x.txt || fail "$run: trace_dump -a: $(head -1 x.txt)"
+      status_ok x.txt
+      res=$(awk '
+        function val(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+        /^alloc / { a++; live[val("ptr")] = 1; if (val("align") == 4096) a4k++; if (val("align") == 64) a64++ }
+        /^realloc / { r++; o = val("old"); w = val("weight"); if (w != 0) rw++
+                      if (!(o in live) && w == 0) bad++; delete live[o]; if (w != 0) live[val("ptr")] = 1 }
+        /^free / { f++; p = val("ptr"); if (!(p in live)) bad++; delete live[p] }
+        END { for (p in live) kept++; print a + 0, a4k + 0, a64 + 0, r + 0, rw + 0, f + 0, bad + 0, kept + 0 }' x.txt)
+      # 100 cycles: 3 sampled allocations (aligned to 4096 and 64, zeroed),
+      # 4 reallocs (2 to a sampled block), 3 frees; a small block sampled
+      # (1 in ~5,000 runs) adds an allocation or a free.
+      set -- $res
+      [ "$1" -ge 300 ] && [ "$1" -le 310 ] && [ "$2" = 100 ] && [ "$3" = 100 ] || fail "$run: allocations: $res"
+      [ "$4" = 400 ] && [ "$5" -ge 200 ] && [ "$5" -le 210 ] || fail "$run: reallocs: $res"
+      [ "$6" -ge 300 ] && [ "$6" -le 310 ] || fail "$run: frees: $res"
+      [ "$7" = 0 ] || fail "$run: $7 frees or reallocs of blocks not sampled (or freed twice): $res"
+      [ "$8" = 0 ] || fail "$run: $8 sampled blocks never freed: $res"
+    done
+    # The usage recorder's per-block bytes move with a block whose lead
+    # changes (the aligned one shrunk): its sizes add up. One block is
+    # left at exit, stdout's buffer, allocated after the largest block.
+    grep -qE '^heaphook: heap usage \(pid [0-9]+\): peak 34607104 bytes; at exit [0-9]{1,5} bytes in 1 blocks; ' log ||
+      fail "usage report: $(cat log)"
     ;;
   dl_reuse)
     # Two plugins of the same layout loaded in turn where the other was
@@ -885,7 +946,7 @@ PY
     # thread by yielding, which never lets a normal thread run on a
     # real-time thread's core), and the trace holds every allocation of
     # the real-time thread. Full mode, and sampled with a period of one
-    # byte (every allocation sampled, through the sampler's lock).
+    # byte (every allocation sampled; each thread writes its own chunks).
     for run in "shared full" "shared 1" "burst full"; do
       read -r how mode <<<"$run"
       rm -f rt.*

@@ -5,7 +5,9 @@
  *           rt_shared(), 200 us of sleep between them (a control loop),
  *           while a normal thread allocates without pause in normal_loop():
  *           the real-time thread wakes up while the normal one holds what
- *           they share (the sampler's lock, with a small period)
+ *           they share (with a small period: the trace file, which each
+ *           thread writes itself in sampled mode; the sampler's lock until
+ *           2026-11-24)
  *   burst   the real-time thread: 3 rounds of 1,000,000 malloc/free in
  *           rt_burst(): its buffers fill faster than the writer thread,
  *           on the same core, can take them
