@@ -11,6 +11,11 @@
  * file can also be loaded into libheaphook.so at run time with
  * HEAPHOOK_ALLOCATOR=/path/to/lib<name>.so.
  *
+ * The hook may ask for more than the program did: recorders that keep bytes
+ * per block (HEAPHOOK_RECORD=usage) and, for a plug-in, sampled tracing
+ * (HEAPHOOK_TRACE_SAMPLE: 16 bytes on every block, in which the hook marks
+ * the sampled ones) put a prefix in front of each block.
+ *
  * Rules for code behind these operations (it runs inside malloc):
  *   - never call malloc & co., stdio, or getenv (use mmap, write(2));
  *   - be thread-safe: every operation may be called from any thread;
