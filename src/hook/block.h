@@ -17,14 +17,18 @@
  * Sampled blocks. With sampling recorders (sample.h) the magic word says
  * whether the sampler picked the block: HH_BLOCK_MAGIC_SAMPLED. With no
  * prefix, a sampled block alone gets a lead, HH_SAMPLED_LEAD bytes (or A)
- * ending in the same header, and the other blocks have none. It keeps that
- * lead through a realloc that is not sampled (HH_BLOCK_MAGIC then: a lead,
- * not sampled) rather than move its bytes. The hook reads the header of
- * every block it is given back, which is safe for the allocators whose
- * blocks are preceded by a size word of their own (glibc's chunk header,
- * TLSF's block header, the bootstrap arena's): its high half is far below
- * either magic word. Other allocators get a prefix when sampling is on
- * (runtime.c).
+ * ending in the same header, and the other blocks have none. A lead of
+ * HH_SAMPLED_LEAD is kept through a realloc that is not sampled
+ * (HH_BLOCK_MAGIC then: a lead, not sampled) rather than move the bytes; a
+ * lead of A moves to a plain block. The hook reads the header word of every
+ * block it is given back. That is safe where the word in front of a block
+ * is the allocator's size word (glibc's chunk header, TLSF's block header),
+ * whose high half is far below either magic word, or a word never written
+ * (the bootstrap arena keeps its size at ptr - 16, and the arena starts
+ * zeroed and is never reused). Other allocators get a prefix when sampling
+ * is on (runtime.c). A program that hands a sampled block to glibc's own
+ * __libc_free would give glibc a pointer 16 bytes into its chunk: as with
+ * any prefix, only the exported names may free heaphook's blocks.
  *
  * The magic word also tells our blocks from glibc blocks made before
  * heaphook took over: in a glibc block the same 8 bytes are the chunk size

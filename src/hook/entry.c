@@ -123,7 +123,11 @@ EXPORT void hh_marker(const char *name) {
 
 /* This library's own malloc: a hidden alias binds here, where the name
  * malloc binds to the process's first definition. */
+#ifdef __clang__
+extern __typeof__(malloc) hh__own_malloc __attribute__((alias("malloc"), visibility("hidden")));
+#else /* (gcc wants malloc's attributes copied) */
 extern __typeof__(malloc) hh__own_malloc __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+#endif
 
 /* Start before main even if nothing allocates, so configuration errors stop
  * the program before it runs; stop the recorders at exit. A plug-in library

@@ -16,7 +16,8 @@
  * average, per thread), and of the frees and reallocs of the blocks sampled.
  * The hook runs the sampler before any recorder is called, inline in the
  * exported functions when nothing else needs every call, so that the calls
- * not sampled cost a countdown (allocations) or one bit test (frees). */
+ * not sampled cost a countdown (allocations) or a look at the word in
+ * front of the block, where the hook marks sampled ones (frees; block.h). */
 #ifndef HH_RECORD_RECORDER_H
 #define HH_RECORD_RECORDER_H
 
@@ -54,7 +55,7 @@ typedef struct hh_event {
   /* For the sampled recorders (the others may ignore them). */
   uint64_t weight;  /* alloc, or realloc with new_sampled: the bytes this
                        sample stands for (size / P(sampled)) */
-  bool old_sampled; /* realloc: old_ptr was a sampled block (now forgotten) */
+  bool old_sampled; /* realloc: old_ptr was a sampled block */
   bool new_sampled; /* realloc: the new block is sampled (weight > 0) */
 } hh_event;
 

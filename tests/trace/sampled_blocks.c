@@ -10,12 +10,14 @@
  *   - makes a sampled zeroed block,
  * and checks every byte it wrote, the usable sizes and the alignments; the
  * trace is checked by check.sh (sampled_blocks). Prints what it did, the
- * same with and without the hook. */
+ * same with and without the hook, with write(2): stdout's buffer, which
+ * stays allocated, would be a sampled block of 4 KiB in 1 run of 250. */
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BIG ((size_t)33 << 20) /* above glibc's largest mmap threshold: mapped */
 #define CYCLES 100
@@ -83,6 +85,7 @@ int main(void) {
     free(z);
     sum += 4;
   }
-  printf("sampled_blocks: %d cycles, %llu checks\n", CYCLES, sum);
-  return 0;
+  char line[80];
+  int n = snprintf(line, sizeof line, "sampled_blocks: %d cycles, %llu checks\n", CYCLES, sum);
+  return write(1, line, (size_t)n) == n ? 0 : 1;
 }
