@@ -64,7 +64,8 @@ static void add_callback(struct hh_callbacks *list, void (*cb)(const hh_event *,
 const hh_allocator *hh__tlsf_allocator_get(void) __attribute__((weak));
 
 /* True for the allocators whose blocks are preceded by a size word of
- * their own, whose high half is 0 (block.h): glibc's and heaphook's TLSF. */
+ * their own, whose high half never equals a magic word (block.h): glibc's
+ * and heaphook's TLSF. */
 static bool size_word_in_front(const hh_allocator *a) {
   return a == hh__libc_allocator_get() || (hh__tlsf_allocator_get != NULL && a == hh__tlsf_allocator_get());
 }
