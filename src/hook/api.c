@@ -154,9 +154,10 @@ static void *alloc_block(hh_fn fn, size_t size, size_t asked, size_t align, bool
   return user;
 }
 
-/* The bytes in front of one of our blocks: its lead, or 0. */
+/* The bytes in front of one of our blocks: its lead, or 0. Without a
+ * prefix only sampling gives blocks a lead (runtime.c, block.h). */
 static inline size_t lead_of(void *user) {
-  if (hh__rt.prefix == 0 && (!hh__rt.sampled_leads || !hh__block_is_ours(user))) return 0;
+  if (hh__rt.prefix == 0 && (hh__rt.sample_period == 0 || !hh__block_is_ours(user))) return 0;
   return (size_t)hh__block_header(user)->lead16 * 16;
 }
 

@@ -113,11 +113,9 @@ static void place_recorders(const char *spec) {
     hh__sampler_start(hh__rt.sample_period);
     /* Sampled blocks are marked in their header (block.h). With no prefix
      * that header is read in front of every block, which only allocators
-     * known to keep a size word there allow; the others get a prefix. */
-    if (hh__rt.prefix == 0 && size_word_in_front(hh__rt.alloc))
-      hh__rt.sampled_leads = true;
-    else if (hh__rt.prefix == 0)
-      hh__rt.prefix = HH_SAMPLED_LEAD;
+     * known to keep a size word there allow; the others get a prefix. So
+     * with sampling and no prefix, a sampled block has a lead of its own. */
+    if (hh__rt.prefix == 0 && !size_word_in_front(hh__rt.alloc)) hh__rt.prefix = HH_SAMPLED_LEAD;
   }
 }
 

@@ -37,9 +37,6 @@ typedef struct hh_runtime {
   } on_alloc, on_free, on_realloc_begin, on_realloc;
   struct hh_callbacks sampled_alloc, sampled_free, sampled_realloc_begin, sampled_realloc;
   uint64_t sample_period; /* of the sampled recorders; 0: none */
-  /* No prefix, and sampling: a sampled block has a lead of its own, and
-   * every block's header word is read (block.h). */
-  bool sampled_leads;
   int n_on_call;
   void (*on_call[HH_MAX_RECORDERS])(hh_fn fn);
   bool stats; /* HEAPHOOK_STATS: allocator report at exit */
