@@ -139,4 +139,35 @@ extern __typeof__(malloc) hh__own_malloc __attribute__((alias("malloc"), copy(ma
 __attribute__((constructor)) static void hh_preload_start(void) {
   if (dlsym(RTLD_DEFAULT, "malloc") == (void *)hh__own_malloc) hh__start();
 }
-__attribute__((destructor)) static void hh_preload_stop(void) { hh__shutdown(); }
+
+/* The recorders stop once every library's destructor has run. exit() runs
+ * the exit handlers, last of them (registered first, by glibc's start-up)
+ * the loader's, which runs the libraries' destructors: the program's, then
+ * this library's, then those of the libraries the program links (a
+ * preloaded library comes before them). A block such a library frees in
+ * its destructor was a leak in every report when the recorders stopped
+ * here. So this destructor registers one more exit handler, which exit()
+ * runs when the loader's returns (glibc runs handlers registered by
+ * handlers), and that one stops them: only stdio's flush and _exit come
+ * after it. It is registered with no library handle, so that this
+ * library's own finalization (__cxa_finalize) does not run it at once. A
+ * preloaded library is never unloaded, so its code is still there then.
+ * Where registering fails (exit handlers already done), they stop here,
+ * as before (trace.late_destructors). */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void stop_after_destructors(void *arg) {
+  (void)arg;
+  hh__shutdown();
+}
+
+__attribute__((destructor)) static void hh_preload_stop(void) {
+  if (atomic_load(&hh__state) == HH_READY) {
+    bool was = hh__in_hook;
+    hh__in_hook = true; /* (glibc's handler list is not the program's) */
+    int failed = __cxa_atexit(stop_after_destructors, NULL, NULL);
+    hh__in_hook = was;
+    if (failed == 0) return;
+  }
+  hh__shutdown();
+}

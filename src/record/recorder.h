@@ -87,8 +87,9 @@ typedef struct hh_recorder {
   void (*on_realloc_begin)(const hh_event *ev, void *slot);
   /* After a successful realloc; slot holds what the old block's slot held. */
   void (*on_realloc)(const hh_event *ev, void *slot);
-  /* At exit (library destructor): write the report, if any, to fd
-   * (stderr, or the file HEAPHOOK_LOG names). Later calls are not recorded. */
+  /* At exit, once every library's destructor has run (src/hook/entry.c):
+   * write the report, if any, to fd (stderr, or the file HEAPHOOK_LOG
+   * names). Later calls are not recorded. */
   void (*stop)(int fd);
   /* stop writes a report: the hook then keeps a copy of stderr from the
    * start for it (when HEAPHOOK_LOG does not name a file), which the
