@@ -161,7 +161,10 @@ case $what in
     bad=$(grep '^alloc ' s.txt | sed 's/.* size=\([0-9]*\) .* weight=\([0-9]*\) .*/\1 \2/' |
       awk '$2 < $1 || ($1 < 64 && ($2 < 4096 || $2 > 4200)) { n++ } END { print n + 0 }')
     [ "$bad" = 0 ] || fail "$bad samples with a wrong weight"
-    [ "$(grep -c '^free ' s.txt)" -le "$allocs" ] || fail "more frees than sampled blocks"
+    # (a realloc whose new block is drawn, weight > 0, gives a sampled block
+    # too: counting allocations only, this failed now and then, 2 runs of 60)
+    followed=$((allocs + $(grep '^realloc ' s.txt | grep -cv ' weight=0 ')))
+    [ "$(grep -c '^free ' s.txt)" -le "$followed" ] || fail "more frees than sampled blocks"
     # Exact: a free is recorded for a live sampled block only; a realloc for
     # one, or for a new block drawn (weight > 0) when the old one was not
     # sampled; a realloc's new block not drawn (weight 0) is followed no
