@@ -48,30 +48,19 @@ static char *command_line(const hh_reader *r, const char *path, bool *recorded) 
  * the main reader if its modules are that reader's first ones, in the same
  * order (hh_sym_agrees; otherwise a fresh one is used). Results are cached by
  * address and module, so a lookup made with the first chunk's knowledge is
- * the one made later. */
+ * the one made later. The warm-up holds the symbolizer's warnings: a module
+ * that cannot be read is told of when the report looks up an address in it
+ * (symbolize.h), as without the warm-up. Before, the warm-up's own warnings
+ * were told too, so whether a report warned of a module it never showed
+ * depended on how far the warm-up had got (test_symbolize: held warnings). */
 typedef struct warm {
   const char *path;
   hh_symbolizer *sym;
-  char **said; /* its warnings, told after the analysis (stderr may show the progress bar meanwhile) */
-  size_t nsaid;
 } warm;
-
-static void warm_warn(void *arg, const char *message) {
-  warm *w = arg;
-  char **said = realloc(w->said, (w->nsaid + 1) * sizeof *said);
-  char *copy = strdup(message);
-  if (said) w->said = said;
-  if (said && copy)
-    w->said[w->nsaid++] = copy;
-  else
-    free(copy);
-}
 
 static void warm_free(void *arg) {
   warm *w = arg;
   if (w->sym) hh_sym_free(w->sym);
-  for (size_t i = 0; i < w->nsaid; i++) free(w->said[i]);
-  free(w->said);
   free(w);
 }
 
@@ -95,8 +84,7 @@ static void warm_run(void *arg, const atomic_bool *stop) {
 }
 
 /* Ends the warm-up. The symbolizer is kept when its modules are the
- * reader's first ones; its warnings are then told (else the fresh one made
- * instead gives its own). A thread that gets no processor time (a busy
+ * reader's first ones (else a fresh one is made). A thread that gets no processor time (a busy
  * machine) is not waited for: it is left to end alone. */
 static hh_symbolizer *warm_end(hh_side *side, warm *w, const hh_reader *r, const hh_load_options *opt) {
   if (!hh_side_end(side, 20)) return NULL;
@@ -105,7 +93,7 @@ static hh_symbolizer *warm_end(hh_side *side, warm *w, const hh_reader *r, const
     sym = w->sym;
     w->sym = NULL;
     hh_sym_set_warn(sym, opt->warn, opt->warn_arg);
-    for (size_t i = 0; i < w->nsaid; i++) hh_sym_warn(sym, w->said[i]);
+    hh_sym_hold_warnings(sym, false);
   }
   warm_free(w);
   return sym;
@@ -137,7 +125,8 @@ int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_lo
   if ((opt->symbols || opt->profile) && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
       (w = calloc(1, sizeof *w)) != NULL) {
     w->path = path;
-    w->sym = hh_sym_new(warm_warn, w);
+    w->sym = hh_sym_new(NULL, NULL);
+    if (w->sym != NULL) hh_sym_hold_warnings(w->sym, true);
     if (w->sym == NULL || (side = hh_side_start("hh-symbols", warm_run, warm_free, w)) == NULL) warm_free(w);
   }
   int rc = hh_analyze(out->reader, &aopt, &out->analysis, err, sizeof err);

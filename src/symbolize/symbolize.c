@@ -32,7 +32,9 @@ typedef struct smodule {
   hh_trace_segment *segments;
   uint32_t load_epoch, unload_epoch;
   bool heaphook; /* heaphook's own library: every frame in it is folded */
-  int state;     /* 0 not opened yet, 1 open, -1 unusable (warned) */
+  int state;     /* 0 not opened yet, 1 open, -1 unusable */
+  char *problem; /* what opening it found (tell_problem), or NULL */
+  bool told;
   Dwfl *dwfl;
   Dwfl_Module *mod;
 } smodule;
@@ -47,6 +49,7 @@ typedef struct centry {
 struct hh_symbolizer {
   hh_sym_warn_fn warn;
   void *warn_arg;
+  bool holding; /* problems are kept, not told (hh_sym_hold_warnings) */
   smodule *modules;
   size_t nmodules, modules_cap;
   size_t synced; /* reader modules added by hh_sym_sync */
@@ -57,8 +60,12 @@ struct hh_symbolizer {
   Dwfl_Callbacks callbacks;
 };
 
-static void warn(hh_symbolizer *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(hh_symbolizer *s, const char *fmt, ...) {
+/* A module's problem (it cannot be read, it changed since the recording)
+ * is kept with the module and told when an address in it is looked up,
+ * once, unless the warnings are held (hh_sym_hold_warnings): so what is
+ * told depends only on the addresses looked up since. */
+static void note_problem(smodule *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_problem(smodule *m, const char *fmt, ...) {
   char buf[600], line[600 * 4];
   va_list ap;
   va_start(ap, fmt);
@@ -70,14 +77,17 @@ static void warn(hh_symbolizer *s, const char *fmt, ...) {
   for (const unsigned char *p = (const unsigned char *)buf; *p; p++)
     n += *p < 0x20 || *p == 0x7f ? (size_t)snprintf(line + n, sizeof line - n, "\\x%02x", *p)
                                  : (size_t)snprintf(line + n, sizeof line - n, "%c", *p);
-  hh_sym_warn(s, line);
+  free(m->problem);
+  m->problem = xstrdup(line);
 }
 
-void hh_sym_warn(hh_symbolizer *s, const char *message) {
+static void tell_problem(hh_symbolizer *s, smodule *m) {
+  if (m->told || s->holding) return;
+  m->told = true;
   if (s->warn)
-    s->warn(s->warn_arg, message);
+    s->warn(s->warn_arg, m->problem);
   else
-    fprintf(stderr, "heaphook: warning: %s\n", message);
+    fprintf(stderr, "heaphook: warning: %s\n", m->problem);
 }
 
 hh_symbolizer *hh_sym_new(hh_sym_warn_fn warn_fn, void *arg) {
@@ -96,12 +106,15 @@ void hh_sym_set_warn(hh_symbolizer *s, hh_sym_warn_fn warn_fn, void *arg) {
   s->warn_arg = arg;
 }
 
+void hh_sym_hold_warnings(hh_symbolizer *s, bool hold) { s->holding = hold; }
+
 void hh_sym_free(hh_symbolizer *s) {
   if (!s) return;
   for (size_t i = 0; i < s->nmodules; i++) {
     smodule *m = &s->modules[i];
     if (m->dwfl) dwfl_end(m->dwfl);
     free(m->path);
+    free(m->problem);
     free(m->build_id);
     free(m->segments);
   }
@@ -253,18 +266,19 @@ static bool open_module(hh_symbolizer *s, smodule *m) {
   m->state = -1;
   if (m->path[0] != '/') return false; /* the vDSO ("linux-vdso.so.1"), or no path recorded */
   if (access(m->path, R_OK) != 0) {
-    warn(s, "cannot read %s (recorded in the trace): its addresses are not symbolized", m->path);
+    note_problem(m, "cannot read %s (recorded in the trace): its addresses are not symbolized", m->path);
     return false;
   }
   /* (a FIFO there held every command in open() for good) */
   struct stat st;
   if (stat(m->path, &st) != 0 || !S_ISREG(st.st_mode)) {
-    warn(s, "%s (recorded in the trace) is not a regular file: its addresses are not symbolized", m->path);
+    note_problem(m, "%s (recorded in the trace) is not a regular file: its addresses are not symbolized",
+                 m->path);
     return false;
   }
   Dwfl_Module *mod = report(s, m, m->path);
   if (!mod) {
-    warn(s, "cannot read %s: %s; its addresses are not symbolized", m->path, dwfl_errmsg(-1));
+    note_problem(m, "cannot read %s: %s; its addresses are not symbolized", m->path, dwfl_errmsg(-1));
     return false;
   }
   if (m->build_id[0]) {
@@ -283,10 +297,11 @@ static bool open_module(hh_symbolizer *s, smodule *m) {
         if (access(dbg, R_OK) == 0 && (mod = report(s, m, dbg)) != NULL) found = true;
       }
       if (found) {
-        warn(s, "%s has changed since the recording (build-id differs); using %s", m->path, dbg);
+        note_problem(m, "%s has changed since the recording (build-id differs); using %s", m->path, dbg);
       } else {
-        warn(s, "%s has changed since the recording (build-id differs); its addresses are not symbolized",
-             m->path);
+        note_problem(
+            m, "%s has changed since the recording (build-id differs); its addresses are not symbolized",
+            m->path);
         dwfl_end(m->dwfl);
         m->dwfl = NULL;
         return false;
@@ -421,12 +436,14 @@ size_t hh_sym_ip(hh_symbolizer *s, uint64_t ip, uint32_t epoch, const hh_frame *
   size_t j = hh_mix64(ip ^ ((uint64_t)mi << 48)) & (s->cache_cap - 1);
   for (; s->cache[j].frames; j = (j + 1) & (s->cache_cap - 1)) {
     if (s->cache[j].ip == ip && s->cache[j].module == mi) {
+      if (m && m->problem) tell_problem(s, m);
       *frames = s->cache[j].frames;
       return s->cache[j].nframes;
     }
   }
   hh_frame tmp[MAX_INLINE];
   size_t n = resolve(s, m, ip, tmp);
+  if (m && m->problem) tell_problem(s, m);
   hh_frame *f = xmalloc(n * sizeof *f);
   memcpy(f, tmp, n * sizeof *f);
   s->cache[j] = (centry){.ip = ip, .module = mi, .nframes = (uint32_t)n, .frames = f};

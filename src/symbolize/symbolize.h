@@ -41,15 +41,18 @@ typedef struct hh_frame {
 } hh_frame;
 
 /* Called once per problem (a module that cannot be read, a binary changed
- * since the recording) with a one-line message; NULL prints
- * "heaphook: warning: <message>" to stderr. */
+ * since the recording) with a one-line message, when an address in that
+ * module is first looked up; NULL prints "heaphook: warning: <message>" to
+ * stderr. */
 typedef void (*hh_sym_warn_fn)(void *arg, const char *message);
 
 hh_symbolizer *hh_sym_new(hh_sym_warn_fn warn, void *arg);
 /* Where the warnings go from now on. */
 void hh_sym_set_warn(hh_symbolizer *s, hh_sym_warn_fn warn, void *arg);
-/* Tells a warning where the symbolizer tells its own. */
-void hh_sym_warn(hh_symbolizer *s, const char *message);
+/* While held, problems are kept and not told; an address in a module
+ * with a problem looked up after that tells it (a symbolizer warmed up on
+ * addresses a report may never show, src/cli/load.c). */
+void hh_sym_hold_warnings(hh_symbolizer *s, bool hold);
 void hh_sym_free(hh_symbolizer *s);
 
 /* Adds a module (the symbolizer copies what it keeps). */

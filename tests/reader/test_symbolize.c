@@ -216,6 +216,29 @@ static void test_changed_binary_reported_once(void **state) {
   assert_int_equal(f[0].module_offset, 0x20);
   hh_sym_free(s);
 
+  /* held warnings (a report's warm-up, src/cli/load.c): the problem is
+   * found, but told only when an address in the module is looked up once
+   * they are no longer held, the cached one included; and then once */
+  warnings[0] = 0;
+  nwarnings = 0;
+  s = hh_sym_new(on_warn, NULL);
+  hh_sym_hold_warnings(s, true);
+  hh_sym_add_module(s, &m);
+  hh_sym_ip(s, 0x100010, UINT32_MAX, &f);
+  hh_sym_ip(s, 0x100020, UINT32_MAX, &f);
+  hh_sym_ip(s, 0x7000, UINT32_MAX, &f); /* in no module */
+  assert_int_equal(nwarnings, 0);
+  hh_sym_hold_warnings(s, false);
+  hh_sym_ip(s, 0x7000, UINT32_MAX, &f);
+  assert_int_equal(nwarnings, 0);
+  hh_sym_ip(s, 0x100010, UINT32_MAX, &f); /* cached */
+  assert_int_equal(nwarnings, 1);
+  assert_non_null(strstr(warnings, "cannot read /nonexistent/libgone.so"));
+  hh_sym_ip(s, 0x100030, UINT32_MAX, &f);
+  hh_sym_ip(s, 0x100020, UINT32_MAX, &f);
+  assert_int_equal(nwarnings, 1);
+  hh_sym_free(s);
+
   /* a FIFO (or a directory) at the module's path: said, not opened (a
    * FIFO held the command in open() for good) */
   char fifo[64];
