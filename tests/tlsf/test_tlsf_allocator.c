@@ -524,6 +524,30 @@ static void test_cache_recycles_medium_block_with_its_size(void **state) {
   assert_int_equal(hh__tlsf_allocator_check(), 0);
 }
 
+/* The report's largest request counts the requests the cache served too:
+ * 1032 bytes, served by the cached block the core gave for 1000 (class
+ * 1024), was not in it. */
+static void test_report_largest_request_served_by_cache(void **state) {
+  (void)state;
+  init_with_cache();
+  void *p = A->alloc(1000, 1);
+  A->dealloc(p);
+  void *q = A->alloc(1032, 1);
+  assert_ptr_equal(q, p); /* from the cache */
+  char path[] = "/tmp/hh_tlsf_report_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  A->report(fd);
+  char buf[2048];
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  close(fd);
+  assert_true(n > 0);
+  buf[n] = '\0';
+  assert_non_null(strstr(buf, "  largest request: 1032\n"));
+  A->dealloc(q);
+}
+
 /* A thread's cache holds at most HH_TLSF_CACHE_MAX_BYTES of payload: 8
  * blocks of each of the 24 medium classes (1.6 MiB) do not all stay. */
 static void test_cache_byte_bound(void **state) {
@@ -639,6 +663,7 @@ int main(void) {
       T_(test_alignment_and_realloc_through_glue),
       T_(test_fork_while_allocating),
       T_(test_report_lists_growths_and_fragmentation),
+      T_(test_report_largest_request_served_by_cache),
       T_(test_hugepage_pools_are_aligned),
       T_(test_cache_reuses_freed_block),
       T_(test_cache_is_bounded),

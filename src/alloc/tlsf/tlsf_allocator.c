@@ -35,6 +35,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -103,6 +104,11 @@ static struct {
   tlsf_t *tlsf;
   size_t growths, peak_used, largest_request, mlock_failures, map_failures;
 } g;
+
+/* The largest request a thread's cache served, without the lock (the
+ * report's largest request is the larger of this and g's). A line of its
+ * own: g's is written by every allocation under the lock. */
+static _Alignas(64) _Atomic size_t g_largest_cached;
 
 /* The core's control structure lives here, not in a pool, so that the pools
  * are interchangeable and INITIAL_MEMPOOL_SIZE=0 works. */
@@ -681,11 +687,26 @@ static int tlsf_init(void) {
   return 0;
 }
 
+/* A request the cache served: the largest request so far? One relaxed
+ * load; the compare-and-swap only on a new largest. Before, a request of a
+ * medium class that only a cached block of that class had served (a block
+ * the core gave for a smaller request of it) was missing from the report. */
+static inline void note_cached(size_t size) {
+  size_t seen = atomic_load_explicit(&g_largest_cached, memory_order_relaxed);
+  while (__builtin_expect(size > seen, 0) &&
+         !atomic_compare_exchange_weak_explicit(&g_largest_cached, &seen, size, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+  }
+}
+
 static void *tlsf_op_alloc(size_t size, size_t align) {
   size_t core_size = size;
   if (g.cache && align <= HH_MIN_ALIGN && size <= CACHE_MAX_REQUEST) {
     void *p = cache_take(size, &core_size);
-    if (p != NULL) return p;
+    if (p != NULL) {
+      note_cached(size);
+      return p;
+    }
   }
   lock();
   void *p = alloc_or_grow(size, align, core_size);
@@ -782,7 +803,8 @@ static void report_snapshot(report_data *r) {
   r->growths = g.growths;
   r->peak = g.peak_used;
   r->used = tlsf_bytes_used(g.tlsf);
-  r->largest_request = g.largest_request;
+  size_t cached = atomic_load_explicit(&g_largest_cached, memory_order_relaxed);
+  r->largest_request = cached > g.largest_request ? cached : g.largest_request;
   r->free = tlsf_bytes_free(g.tlsf);
   r->largest_free = tlsf_largest_free(g.tlsf);
   r->mlock_failures = g.mlock_failures;
@@ -881,6 +903,7 @@ void hh__tlsf_allocator_reset(void) {
   bool registered = g.atfork_registered, key_made = g.cache_key_made;
   pthread_key_t key = g.cache_key;
   memset(&g, 0, sizeof g);
+  atomic_store(&g_largest_cached, 0);
   g.atfork_registered = registered;
   g.cache_key_made = key_made; /* keys are never deleted: a thread may still hold one */
   g.cache_key = key;
