@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -632,6 +633,62 @@ static void child_cached_medium_double_free(void) {
   _exit(0);
 }
 
+/* Freed by one thread (into its cache), freed again by another: before,
+ * only the freeing thread's own bin was searched, and the block went into
+ * a second cache, to be handed out twice. */
+static void *free_once(void *arg) {
+  A->dealloc(arg);
+  return NULL;
+}
+
+static void child_cross_thread_double_free(void) {
+  init_with_cache();
+  void *p = A->alloc(48, 1);
+  pthread_t t;
+  if (pthread_create(&t, NULL, free_once, p) != 0 || pthread_join(t, NULL) != 0) _exit(3);
+  A->dealloc(p); /* t's cache has gone back to the pools at its exit: TLSF's own check */
+  _exit(0);
+}
+
+static void *free_once_and_wait(void *arg) {
+  void **shared = arg;
+  A->dealloc(shared[0]);
+  __atomic_store_n((int *)shared[1], 1, __ATOMIC_RELEASE);
+  while (__atomic_load_n((int *)shared[1], __ATOMIC_ACQUIRE) != 2) sched_yield();
+  return NULL;
+}
+
+/* The block is in the other thread's cache (that thread still runs) when
+ * it is freed again, or realloc'ed. */
+static void child_cached_elsewhere(bool realloc_it) {
+  init_with_cache();
+  void *p = A->alloc(realloc_it ? 48 : 5000, 1);
+  int flag = 0;
+  void *shared[2] = {p, &flag};
+  pthread_t t;
+  if (pthread_create(&t, NULL, free_once_and_wait, shared) != 0) _exit(3);
+  while (__atomic_load_n(&flag, __ATOMIC_ACQUIRE) != 1) sched_yield();
+  if (realloc_it)
+    A->realloc(p, 64);
+  else
+    A->dealloc(p);
+  _exit(0);
+}
+
+static void child_cached_elsewhere_free(void) { child_cached_elsewhere(false); }
+static void child_cached_elsewhere_realloc(void) { child_cached_elsewhere(true); }
+
+static void test_cache_cross_thread_double_free_aborts(void **state) {
+  (void)state;
+  char err[1024];
+  assert_int_equal(run_child(child_cross_thread_double_free, err, sizeof err), 128 + SIGABRT);
+  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
+  assert_int_equal(run_child(child_cached_elsewhere_free, err, sizeof err), 128 + SIGABRT);
+  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
+  assert_int_equal(run_child(child_cached_elsewhere_realloc, err, sizeof err), 128 + SIGABRT);
+  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
+}
+
 /* A second free of a block still in the cache is caught, as TLSF catches a
  * second free of a block back in the pools. */
 static void test_cache_double_free_aborts(void **state) {
@@ -672,6 +729,7 @@ int main(void) {
       T_(test_cache_rounding_falls_back_to_exact_size),
       T_(test_cache_flushed_at_thread_exit),
       T_(test_cache_double_free_aborts),
+      T_(test_cache_cross_thread_double_free_aborts),
 #undef T_
   };
   return cmocka_run_group_tests_name("tlsf_allocator", tests, NULL, NULL);

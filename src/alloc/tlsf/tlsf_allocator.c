@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -500,9 +501,15 @@ static inline void **bin_slots(thread_cache *c, unsigned b) {
   return b < SMALL_BINS ? c->small[b] : c->medium[b - SMALL_BINS];
 }
 
-/* A cached block carries this process-wide key in its second word, so that
- * a free need not scan its bin unless the key is there (a second free of a
- * cached block, or, rarely, data that happens to equal the key). */
+/* A cached block carries this process-wide key in its second word, and only
+ * a cached block does: cache_take clears the word when it hands the block
+ * out, cache_flush before it gives the block back to the core. So a free
+ * that finds the key has a block that is in a cache, its own thread's or
+ * another's: a double free. (Until 2026-11-24 only the freeing thread's bin
+ * was searched, as glibc's tcache does; a block in another thread's cache
+ * freed again went into a second cache or back to the core, and two
+ * callers were later handed the same block. Program data equal to the key,
+ * 64 random bits, would be taken for a double free.) */
 static uintptr_t g_cache_key_word;
 
 /* Gives every cached block back, one lock per block so that no other
@@ -513,6 +520,7 @@ static void cache_flush(void *arg) {
     void **slots = bin_slots(c, b);
     while (c->count[b] > 0) {
       void *p = slots[--c->count[b]];
+      ((uintptr_t *)p)[1] = 0; /* (the key: the core may leave the word as it is) */
       lock();
       tlsf_free(g.tlsf, p);
       unlock();
@@ -523,12 +531,17 @@ static void cache_flush(void *arg) {
 
 static void cache_init(void) {
   if (g_cache_key_word == 0) {
-    /* Not secret, only unlikely to be program data: a mix of the clock and
-     * an address. Never 0 (cache_take clears the word to 0). */
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    g_cache_key_word =
-        (((uintptr_t)ts.tv_nsec << 32) ^ (uintptr_t)&g_cache_key_word ^ 0x9e3779b97f4a7c15u) | 1;
+    /* Not secret, only unlikely to be program data: random bits (or, where
+     * getrandom fails, a mix of the clock and an address). Odd, so never a
+     * pointer to a block nor 0 (what cache_take leaves). */
+    uintptr_t key = 0;
+    if (getrandom(&key, sizeof key, GRND_NONBLOCK) != (ssize_t)sizeof key) {
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      key = ((uintptr_t)ts.tv_nsec << 32) ^ (uintptr_t)ts.tv_sec ^ (uintptr_t)&g_cache_key_word ^
+            0x9e3779b97f4a7c15u;
+    }
+    g_cache_key_word = key | 1;
   }
   if (g.cache && !g.cache_key_made) {
     g.cache_key_made = pthread_key_create(&g.cache_key, cache_flush) == 0;
@@ -580,20 +593,16 @@ static inline bool cache_put(void *ptr) {
   } else {
     return false;
   }
+  uintptr_t *word = (uintptr_t *)ptr + 1;
+  if (__builtin_expect(*word == g_cache_key_word, 0)) { /* in a cache (see g_cache_key_word) */
+    lock();
+    die_double_free(ptr);
+  }
   thread_cache *c = &t_cache;
   unsigned n = c->count[b];
   size_t charge = bin_charge(b);
   if (n == depth || c->bytes + charge > HH_TLSF_CACHE_MAX_BYTES) return false;
   void **slots = bin_slots(c, b);
-  uintptr_t *word = (uintptr_t *)ptr + 1;
-  if (*word == g_cache_key_word) {
-    for (unsigned i = 0; i < n; i++) {
-      if (slots[i] == ptr) {
-        lock();
-        die_double_free(ptr);
-      }
-    }
-  }
   *word = g_cache_key_word;
   if (!c->registered) {
     c->registered = true;
@@ -740,7 +749,8 @@ static void *tlsf_op_alloc_zeroed(size_t size) {
  * free the old block (the caller owns ptr, so nobody else touches it). */
 static void *tlsf_op_realloc(void *ptr, size_t new_size) {
   lock();
-  if (!tlsf_block_in_use(ptr)) die_double_free(ptr);
+  /* freed: back in the pools, or in a thread's cache */
+  if (!tlsf_block_in_use(ptr) || (g.cache && ((uintptr_t *)ptr)[1] == g_cache_key_word)) die_double_free(ptr);
   if (tlsf_resize_in_place(g.tlsf, ptr, new_size)) {
     note_alloc(new_size);
     unlock();
