@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "backoff.h"
+#include "handlers.h"
 
 #define SLOTS HH_OWN_FD_MAX
 #define FREE (-1)
@@ -70,7 +71,7 @@ static void first_registration(void) {
   static atomic_flag done = ATOMIC_FLAG_INIT;
   if (atomic_flag_test_and_set(&done)) return;
   atomic_store(&mover, this_pid());
-  pthread_atfork(NULL, NULL, at_fork_child);
+  hh__atfork(NULL, NULL, at_fork_child);
 }
 
 int hh__own_fd_base(int base) {

@@ -143,17 +143,20 @@ __attribute__((constructor)) static void hh_preload_start(void) {
 /* The recorders stop once every library's destructor has run. exit() runs
  * the exit handlers, last of them (registered first, by glibc's start-up)
  * the loader's, which runs the libraries' destructors: the program's, then
- * this library's, then those of the libraries the program links (a
- * preloaded library comes before them). A block such a library frees in
- * its destructor was a leak in every report when the recorders stopped
- * here. So this destructor registers one more exit handler, which exit()
- * runs when the loader's returns (glibc runs handlers registered by
- * handlers), and that one stops them: only stdio's flush and _exit come
- * after it. It is registered with no library handle, so that this
- * library's own finalization (__cxa_finalize) does not run it at once. A
- * preloaded library is never unloaded, so its code is still there then.
- * Where registering fails (exit handlers already done), they stop here,
- * as before (trace.late_destructors). */
+ * this library's, then those of the libraries the program links (a preloaded
+ * library comes before them). A block such a library frees in its destructor
+ * was a leak in every report when the recorders stopped here. So this
+ * destructor registers one more exit handler, which exit() runs when the
+ * loader's returns (glibc runs handlers registered by handlers), and that
+ * one stops them: after it come stdio's flush and the rare exit handler
+ * registered with no library handle before the program started (on_exit in a
+ * library's constructor). It is registered with no library handle, so that
+ * this library's own finalization (__cxa_finalize) does not run it at once.
+ * A preloaded library is never unloaded, so its code is still there then.
+ * Where registering fails (exit handlers already done), they stop here, as
+ * before (trace.late_destructors). The hook's fork and quick_exit handlers
+ * are registered with no library handle for the same reason
+ * (base/handlers.h). */
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
 static void stop_after_destructors(void *arg) {

@@ -11,10 +11,12 @@
  * then exit), with no lookup of the next definition: a vfork child calls
  * _exit too, and must not take the loader's locks. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/handlers.h"
 #include "guard.h"
 #include "record/trace/trace.h"
 
@@ -49,6 +51,13 @@ static void at_quick_exit_handler(void) {
   hh__in_hook = false;
 }
 
+/* This library's own malloc (entry.c). */
+extern __typeof__(malloc) hh__own_malloc __attribute__((visibility("hidden")));
+
+/* By the copy of the hook that is the process's malloc only, with no
+ * library handle, so that it is still there once this library's destructor
+ * has run (base/handlers.h). Not by a plug-in allocator's idle copy, which
+ * could be unloaded. */
 __attribute__((constructor)) static void hh_quick_exit_register(void) {
-  at_quick_exit(at_quick_exit_handler);
+  if (dlsym(RTLD_DEFAULT, "malloc") == (void *)hh__own_malloc) hh__at_quick_exit(at_quick_exit_handler);
 }

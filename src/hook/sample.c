@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/handlers.h"
+
 #define IE __attribute__((tls_model("initial-exec")))
 
 __thread uint64_t hh__sample_left IE;
@@ -87,5 +89,5 @@ void hh__sampler_atfork(void) {
   static bool once;
   if (once) return;
   once = true;
-  pthread_atfork(NULL, NULL, at_child);
+  hh__atfork(NULL, NULL, at_child);
 }

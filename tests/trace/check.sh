@@ -801,6 +801,34 @@ PY
           ;;
       esac
     done
+    # The destructor forks: the child's events go to a trace of its own,
+    # the parent's trace stays whole. Or it ends the process with
+    # quick_exit: the trace still has its end. Both ran after heaphook's
+    # own destructor, which had taken its fork and quick_exit handlers
+    # away with it (the child wrote into the parent's trace, which then
+    # read as damaged; the quick_exit left no END): base/handlers.h.
+    rm -f "$dir"/x.*.hhtrace
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/x.%p.hhtrace" LATE_DTOR_MODE=fork \
+      "$HH_LATE_DTOR" >out 2>err || fail "fork: exit status $?: $(cat err)"
+    [ "$(ls "$dir"/x.*.hhtrace | wc -l)" = 2 ] || fail "fork: traces: $(ls "$dir")"
+    for f in "$dir"/x.*.hhtrace; do
+      dump "$f" x.txt
+      status_ok x.txt
+      if [ "$(count x.txt "size=55 ")" = 1 ]; then
+        expect 1 x.txt "alloc malloc T=1 size=55 " "stack=late_dtor_child@$lib;late_dtor_fini@$lib;"
+        [ "$(events x.txt)" = 2 ] || fail "fork: the child's trace has $(events x.txt) events, not 2"
+      else
+        expect 1 x.txt "alloc malloc T=1 size=77 "
+        [ "$(events x.txt)" = 6 ] || fail "fork: the parent's trace has $(events x.txt) events, not 6"
+      fi
+    done
+    "$HH_CLI" report "$(ls "$dir"/x.*.hhtrace | head -1)" >/dev/null 2>err || fail "fork: report: $(cat err)"
+    rm -f "$dir"/x.*.hhtrace
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/x.%p.hhtrace" LATE_DTOR_MODE=quick_exit \
+      "$HH_LATE_DTOR" >out 2>err || fail "quick_exit: exit status $?: $(cat err)"
+    dump "$(one_file "$dir/x.*.hhtrace")" x.txt
+    status_ok x.txt
+    [ "$(events x.txt)" = 6 ] || fail "quick_exit: $(events x.txt) events, not 6"
     # heaphook run's summary: nothing leaked; with _exit (no destructor
     # runs) the block is live when the trace ends.
     "$HH_CLI" run -o "$dir/r.hhtrace" -- "$HH_LATE_DTOR" >out 2>err || fail "run: $(cat err)"

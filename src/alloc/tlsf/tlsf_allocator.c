@@ -47,6 +47,7 @@
 
 #include "alloc/tlsf/tlsf.h"
 #include "base/env.h"
+#include "base/handlers.h"
 #include "base/log.h"
 #include "base/size.h"
 
@@ -430,9 +431,9 @@ static void *alloc_or_grow(size_t size, size_t align, size_t core_size) {
  * core (owns, block_size and the invariant walker are unchanged) and count
  * as in use in the statistics. A thread's cache goes back to the pools when
  * the thread exits (a pthread key destructor; one lock per block). A second
- * free of a block still in the cache is caught: a cached block holds a key
- * in its second word, and a free that finds the key scans the bin (at most
- * SMALL_DEPTH compares). HEAPHOOK_TLSF_CACHE=0 turns it off. */
+ * free of a block still in a cache, this thread's or another's, is caught:
+ * only a cached block holds the key in its second word (g_cache_key_word).
+ * HEAPHOOK_TLSF_CACHE=0 turns it off. */
 #define SMALL_BINS 32
 #define SMALL_DEPTH 16
 #define SMALL_GRANULE 16
@@ -689,7 +690,7 @@ static int tlsf_init(void) {
         errno);
   }
   if (!g.atfork_registered) {
-    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    hh__atfork(atfork_prepare, atfork_parent, atfork_child);
     g.atfork_registered = true;
   }
   g.inited = true;

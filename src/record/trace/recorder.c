@@ -31,6 +31,7 @@
 
 #include "base/backoff.h"
 #include "base/env.h"
+#include "base/handlers.h"
 #include "base/log.h"
 #include "base/size.h"
 #include "internal.h"
@@ -1009,7 +1010,7 @@ static int trace_start(void) {
   if (!once) {
     once = true;
     have_key = pthread_key_create(&exit_key, on_thread_exit) == 0;
-    pthread_atfork(at_prepare, at_parent, at_child);
+    hh__atfork(at_prepare, at_parent, at_child);
   }
   if (hh__tr_file_open(getppid()) != 0) return 0; /* warned; the program runs on */
   hh__tr_command_record();
