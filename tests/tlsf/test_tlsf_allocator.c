@@ -160,6 +160,13 @@ static int run_child(void (*fn)(void), char *err, size_t err_size) {
   return WEXITSTATUS(status);
 }
 
+/* fn, run in a child, ends it with TLSF's double-free message and abort. */
+static void expect_double_free_abort(void (*fn)(void)) {
+  char err[1024];
+  assert_int_equal(run_child(fn, err, sizeof err), 128 + SIGABRT);
+  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
+}
+
 static void init_from_env(void) {
   hh__tlsf_allocator_reset();
   A->init();
@@ -260,9 +267,7 @@ static void child_double_free(void) {
 
 static void test_double_free_aborts_with_message(void **state) {
   (void)state;
-  char err[1024];
-  assert_int_equal(run_child(child_double_free, err, sizeof err), 128 + SIGABRT);
-  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
+  expect_double_free_abort(child_double_free);
 }
 
 static void test_owns_only_pool_addresses(void **state) {
@@ -398,21 +403,26 @@ static void test_fork_while_allocating(void **state) {
   assert_int_equal(hh__tlsf_allocator_check(), 0);
 }
 
-static void test_report_lists_growths_and_fragmentation(void **state) {
-  (void)state;
-  init_with(page, page);
-  fill_pool(page);
-  void *big = A->alloc(10 * page, 1);
+/* The allocator's HEAPHOOK_STATS report, as a string. */
+static void read_report(char *buf, size_t size) {
   char path[] = "/tmp/hh_tlsf_report_XXXXXX";
   int fd = mkstemp(path);
   assert_true(fd >= 0);
   unlink(path);
   A->report(fd);
-  char buf[2048];
-  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  ssize_t n = pread(fd, buf, size - 1, 0);
   close(fd);
   assert_true(n > 0);
   buf[n] = '\0';
+}
+
+static void test_report_lists_growths_and_fragmentation(void **state) {
+  (void)state;
+  init_with(page, page);
+  fill_pool(page);
+  void *big = A->alloc(10 * page, 1);
+  char buf[2048];
+  read_report(buf, sizeof buf);
   assert_non_null(strstr(buf, "  growths: 5\n"));
   assert_non_null(strstr(buf, "  pools: 6\n"));
   char line[128];
@@ -535,16 +545,8 @@ static void test_report_largest_request_served_by_cache(void **state) {
   A->dealloc(p);
   void *q = A->alloc(1032, 1);
   assert_ptr_equal(q, p); /* from the cache */
-  char path[] = "/tmp/hh_tlsf_report_XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  unlink(path);
-  A->report(fd);
   char buf[2048];
-  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-  close(fd);
-  assert_true(n > 0);
-  buf[n] = '\0';
+  read_report(buf, sizeof buf);
   assert_non_null(strstr(buf, "  largest request: 1032\n"));
   A->dealloc(q);
 }
@@ -680,24 +682,17 @@ static void child_cached_elsewhere_realloc(void) { child_cached_elsewhere(true);
 
 static void test_cache_cross_thread_double_free_aborts(void **state) {
   (void)state;
-  char err[1024];
-  assert_int_equal(run_child(child_cross_thread_double_free, err, sizeof err), 128 + SIGABRT);
-  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
-  assert_int_equal(run_child(child_cached_elsewhere_free, err, sizeof err), 128 + SIGABRT);
-  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
-  assert_int_equal(run_child(child_cached_elsewhere_realloc, err, sizeof err), 128 + SIGABRT);
-  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
+  expect_double_free_abort(child_cross_thread_double_free);
+  expect_double_free_abort(child_cached_elsewhere_free);
+  expect_double_free_abort(child_cached_elsewhere_realloc);
 }
 
 /* A second free of a block still in the cache is caught, as TLSF catches a
  * second free of a block back in the pools. */
 static void test_cache_double_free_aborts(void **state) {
   (void)state;
-  char err[1024];
-  assert_int_equal(run_child(child_cached_double_free, err, sizeof err), 128 + SIGABRT);
-  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
-  assert_int_equal(run_child(child_cached_medium_double_free, err, sizeof err), 128 + SIGABRT);
-  assert_non_null(strstr(err, "heaphook: tlsf: double free (or realloc of a freed block) of 0x"));
+  expect_double_free_abort(child_cached_double_free);
+  expect_double_free_abort(child_cached_medium_double_free);
 }
 
 int main(void) {
