@@ -84,8 +84,9 @@ static void warm_run(void *arg, const atomic_bool *stop) {
 }
 
 /* Ends the warm-up. The symbolizer is kept when its modules are the
- * reader's first ones (else a fresh one is made). A thread that gets no processor time (a busy
- * machine) is not waited for: it is left to end alone. */
+ * reader's first ones (else a fresh one is made). A thread that gets no
+ * processor time (a busy machine) is not waited for: it is left to end
+ * alone. */
 static hh_symbolizer *warm_end(hh_side *side, warm *w, const hh_reader *r, const hh_load_options *opt) {
   if (!hh_side_end(side, 20)) return NULL;
   hh_symbolizer *sym = NULL;

@@ -34,7 +34,7 @@ typedef struct smodule {
   bool heaphook; /* heaphook's own library: every frame in it is folded */
   int state;     /* 0 not opened yet, 1 open, -1 unusable */
   char *problem; /* what opening it found (tell_problem), or NULL */
-  bool told;
+  bool told;     /* problem said (once) */
   Dwfl *dwfl;
   Dwfl_Module *mod;
 } smodule;
