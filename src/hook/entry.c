@@ -130,47 +130,83 @@ extern __typeof__(malloc) hh__own_malloc __attribute__((alias("malloc"), copy(ma
 #endif
 
 /* Start before main even if nothing allocates, so configuration errors stop
- * the program before it runs; stop the recorders at exit. A plug-in library
- * (which carries this file too) loaded with HEAPHOOK_ALLOCATOR=path is not
- * the process's malloc: its copy of the hook stays idle. (It compared the
- * process's malloc with the name malloc, which in the plug-in also means
+ * the program before it runs; stop the recorders at exit (below). A plug-in
+ * library (which carries this file too) loaded with HEAPHOOK_ALLOCATOR=path
+ * is not the process's malloc: its copy of the hook stays idle. (It compared
+ * the process's malloc with the name malloc, which in the plug-in also means
  * the preloaded one: its copy started too, and with HEAPHOOK_RECORD=trace
- * wrote a second, empty trace under the pid's name, trace.plugin_one_trace.) */
-__attribute__((constructor)) static void hh_preload_start(void) {
-  if (dlsym(RTLD_DEFAULT, "malloc") == (void *)hh__own_malloc) hh__start();
-}
-
-/* The recorders stop once every library's destructor has run. exit() runs
- * the exit handlers, last of them (registered first, by glibc's start-up)
- * the loader's, which runs the libraries' destructors: the program's, then
- * this library's, then those of the libraries the program links (a preloaded
- * library comes before them). A block such a library frees in its destructor
- * was a leak in every report when the recorders stopped here. So this
- * destructor registers one more exit handler, which exit() runs when the
- * loader's returns (glibc runs handlers registered by handlers), and that
- * one stops them: after it come stdio's flush and the rare exit handler
- * registered with no library handle before the program started (on_exit in a
- * library's constructor). It is registered with no library handle, so that
- * this library's own finalization (__cxa_finalize) does not run it at once.
- * A preloaded library is never unloaded, so its code is still there then.
- * Where registering fails (exit handlers already done), they stop here, as
- * before (trace.late_destructors). The hook's fork and quick_exit handlers
- * are registered with no library handle for the same reason
- * (base/handlers.h). */
+ * wrote a second, empty trace under the pid's name, trace.plugin_one_trace.)
+ *
+ * The recorders stop once every library's destructor has run. exit() runs
+ * the exit handlers in the reverse of their registration: the program's,
+ * then the loader's, which runs the libraries' destructors (the program's,
+ * then this library's, then those of the libraries the program links: a
+ * preloaded library comes before them), then those registered before the
+ * loader's. glibc's start-up registers the loader's handler after the
+ * libraries' constructors have run, so the one this constructor registers
+ * runs when the loader's returns, and stops the recorders: a block that a
+ * linked library frees in its destructor was a leak in every report when
+ * they stopped in this library's destructor. After it come stdio's flush
+ * and the rare exit handler registered with no library handle by a
+ * constructor that ran before this one (on_exit). It is registered with no
+ * library handle, so that this library's own finalization (__cxa_finalize)
+ * does not run it early; a preloaded library is never unloaded, so its code
+ * is still there then (trace.late_destructors). The hook's fork and
+ * quick_exit handlers are registered with no library handle for the same
+ * reason (base/handlers.h).
+ *
+ * A destructor that calls exit() makes glibc run the handlers not yet run
+ * and end the process there: the loader's does not return, and the
+ * destructors after that one do not run. This handler still runs then. It
+ * was registered in this library's destructor until 2026-11-24, so the
+ * program's own destructor calling exit() (it runs before this library's)
+ * left a trace with no end and no chunk (trace.exit_in_destructor).
+ * Where registering fails, this library's destructor tries again, and
+ * failing that stops the recorders itself.
+ *
+ * Two threads that call exit() at once (or one that calls it while main
+ * returns) both run the exit handlers in glibc 2.36, each taking the next
+ * one not yet taken; the first to find none left flushes stdio and ends
+ * the process, even while the other is still in one. The stop took a few
+ * milliseconds there, and the process always ended before it had written
+ * anything (trace.thread_ends, exit_both). So the handler holds stdio's
+ * list lock while it runs: glibc's stdio flush at exit takes that lock
+ * before the process may end, and waits. Only a thread that leaves the
+ * handlers in the instant between the pop of this one and its lock gets
+ * past. The lock is recursive (a signal handler that calls exit() inside
+ * fflush on the same thread goes on), and this thread holds nothing of the
+ * tracer's while it waits for it. */
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static bool stop_registered;
+
+/* stdio's list lock (glibc exports it for fork handlers). */
+extern void _IO_list_lock(void);
+extern void _IO_list_unlock(void);
 
 static void stop_after_destructors(void *arg) {
   (void)arg;
+  _IO_list_lock();
   hh__shutdown();
+  _IO_list_unlock();
+}
+
+/* Registers stop_after_destructors once the hook is ready. */
+static void register_stop(void) {
+  if (stop_registered || atomic_load(&hh__state) != HH_READY) return;
+  bool was = hh__in_hook;
+  hh__in_hook = true; /* (glibc's handler list is not the program's) */
+  stop_registered = __cxa_atexit(stop_after_destructors, NULL, NULL) == 0;
+  hh__in_hook = was;
+}
+
+__attribute__((constructor)) static void hh_preload_start(void) {
+  if (dlsym(RTLD_DEFAULT, "malloc") != (void *)hh__own_malloc) return;
+  hh__start();
+  register_stop();
 }
 
 __attribute__((destructor)) static void hh_preload_stop(void) {
-  if (atomic_load(&hh__state) == HH_READY) {
-    bool was = hh__in_hook;
-    hh__in_hook = true; /* (glibc's handler list is not the program's) */
-    int failed = __cxa_atexit(stop_after_destructors, NULL, NULL);
-    hh__in_hook = was;
-    if (failed == 0) return;
-  }
-  hh__shutdown();
+  register_stop();
+  if (!stop_registered) hh__shutdown();
 }

@@ -499,6 +499,19 @@ PY
       run_te cancel 0 $env
       # shellcheck disable=SC2086
       for i in 1 2 3 4 5; do run_te exit_race 3 $env; done
+      # Two threads end the process at once (exit_both, exit_return): the
+      # one that runs the tracer's stop holds stdio's list lock meanwhile,
+      # which the other needs before it may end the process
+      # (src/hook/entry.c). Every run lost the whole trace before.
+      for how in exit_both exit_return; do
+        for i in 1 2 3 4 5; do
+          # shellcheck disable=SC2086
+          run_te $how 5 $env
+          [ -n "${env##*SAMPLE*}" ] || continue
+          [ "$(site_counts "$te_trace" in_main worker)" = "1000 1000" ] ||
+            fail "$how: allocations of in_main(), worker(): $(site_counts "$te_trace" in_main worker)"
+        done
+      done
     done
     ;;
   file_early)
@@ -838,6 +851,42 @@ PY
     dump "$dir/e.hhtrace" e.txt
     status_ok e.txt
     expect 0 e.txt "size=77 "
+    ;;
+  exit_in_destructor)
+    # The program's destructor calls exit(3): glibc runs the exit handlers
+    # not yet run, then ends the process; the loader's handler, which was
+    # running the destructors, never returns, and the library's destructor
+    # does not run. The recorders' stop is an exit handler of its own,
+    # registered at start-up (src/hook/entry.c): the trace has its end, and
+    # the library's block is live in it. Before, the handler was registered
+    # in heaphook's destructor, which did not run either: a trace with no
+    # end and no chunk ("the program was killed").
+    for run in "$HH_LIB libc trace 0" "$HH_LIB tlsf trace,usage 0" "$HH_LIB libc trace 1" \
+      "$HH_HEAPTRACK libc trace 0"; do
+      set -- $run
+      rm -f "$dir"/x.*.hhtrace "$dir/log"
+      st=0
+      env LD_PRELOAD="$1" HEAPHOOK_ALLOCATOR="$2" HEAPHOOK_RECORD="$3" HEAPHOOK_TRACE_SAMPLE="$4" \
+        HEAPHOOK_LOG="$dir/log" HEAPHOOK_OUTPUT="$dir/x.%p.hhtrace" LATE_DTOR_MODE=exit "$HH_LATE_DTOR" \
+        >out 2>err || st=$?
+      [ "$st" = 3 ] || fail "$run: exit status $st, not 3: $(cat err)"
+      [ "$(cat out)" = used ] || fail "$run: printed $(cat out)"
+      dump "$(one_file "$dir/x.*.hhtrace")" x.txt
+      status_ok x.txt
+      expect 1 x.txt "alloc malloc T=1 size=5 " "stack=main@hh_trace_late_dtor;"
+      expect 1 x.txt "alloc malloc T=1 size=1000 " "stack=late_dtor_use@libhh_trace_late_dtor_lib.so;main@hh_trace_late_dtor;"
+      [ "$(events x.txt)" = 3 ] || fail "$run: $(events x.txt) events, not 2 allocations and 1 free"
+      case $3 in
+        *usage*)
+          grep -qE '^heaphook: heap usage \(pid [0-9]+\): peak 1000 bytes; at exit 1000 bytes in 1 blocks; ' log ||
+            fail "$run: usage report: $(cat log)"
+          ;;
+      esac
+    done
+    st=0
+    LATE_DTOR_MODE=exit "$HH_CLI" run -o "$dir/r.hhtrace" -- "$HH_LATE_DTOR" >out 2>err || st=$?
+    [ "$st" = 3 ] || fail "run: exit status $st, not 3: $(cat err)"
+    grep -qxF 'heaphook: leaked 1000 bytes (1000 B) in 1 blocks at exit' err || fail "run: $(cat err)"
     ;;
   dl_reuse)
     # Two plugins of the same layout loaded in turn where the other was

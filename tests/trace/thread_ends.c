@@ -18,6 +18,14 @@
  *                 "cannot write the trace file (Invalid argument)")
  *   quick_exit    1,000 allocations (in_main()), then quick_exit(4) (glibc's
  *                 quick_exit calls its internal _exit: the trace was lost)
+ *   exit_both     main allocates 1,000 times (in_main()), a thread 1,000
+ *                 times (worker()); they meet and both call exit(5) at once.
+ *                 glibc 2.36 lets both run the exit handlers, and the first
+ *                 to find none left flushes stdio and ends the process, even
+ *                 while the other still runs one: the tracer's stop, which
+ *                 left no chunk and no END, every time
+ *   exit_return   the same, but main returns 5 from main (glibc's start-up
+ *                 then calls exit(5) itself) while the thread calls exit(5)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -52,6 +60,15 @@ static void *racer_main(void *arg) {
   worker(100000);
   if ((long)arg == 1) exit(3);
   return NULL;
+}
+
+static pthread_barrier_t meet;
+
+static void *exiting_main(void *arg) {
+  (void)arg;
+  worker(1000);
+  pthread_barrier_wait(&meet);
+  exit(5);
 }
 
 static void quick_handler(void) { printf("at_quick_exit handler\n"); }
@@ -100,11 +117,20 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
     return 0; /* not reached: thread 1's exit(3) ends the process while main waits */
   }
+  if (strcmp(how, "exit_both") == 0 || strcmp(how, "exit_return") == 0) {
+    pthread_t t;
+    pthread_barrier_init(&meet, NULL, 2);
+    pthread_create(&t, NULL, exiting_main, NULL);
+    in_main();
+    pthread_barrier_wait(&meet);
+    if (strcmp(how, "exit_return") == 0) return 5;
+    exit(5);
+  }
   if (strcmp(how, "quick_exit") == 0) {
     at_quick_exit(quick_handler);
     in_main();
     quick_exit(4);
   }
-  fprintf(stderr, "usage: thread_ends pthread_exit|cancel|exit_race|quick_exit\n");
+  fprintf(stderr, "usage: thread_ends pthread_exit|cancel|exit_race|quick_exit|exit_both|exit_return\n");
   return 2;
 }
