@@ -26,6 +26,9 @@
  *                 left no chunk and no END, every time
  *   exit_return   the same, but main returns 5 from main (glibc's start-up
  *                 then calls exit(5) itself) while the thread calls exit(5)
+ *   exit__exit    the same, but the thread calls _exit(5)
+ *   _exit_both    the same, but both call _exit(5) (these two finished the
+ *                 trace in both threads: every event was in it twice)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -65,9 +68,10 @@ static void *racer_main(void *arg) {
 static pthread_barrier_t meet;
 
 static void *exiting_main(void *arg) {
-  (void)arg;
+  const char *how = arg;
   worker(1000);
   pthread_barrier_wait(&meet);
+  if (strcmp(how, "exit__exit") == 0 || strcmp(how, "_exit_both") == 0) _exit(5);
   exit(5);
 }
 
@@ -117,13 +121,15 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
     return 0; /* not reached: thread 1's exit(3) ends the process while main waits */
   }
-  if (strcmp(how, "exit_both") == 0 || strcmp(how, "exit_return") == 0) {
+  if (strcmp(how, "exit_both") == 0 || strcmp(how, "exit_return") == 0 || strcmp(how, "exit__exit") == 0 ||
+      strcmp(how, "_exit_both") == 0) {
     pthread_t t;
     pthread_barrier_init(&meet, NULL, 2);
-    pthread_create(&t, NULL, exiting_main, NULL);
+    pthread_create(&t, NULL, exiting_main, (void *)how);
     in_main();
     pthread_barrier_wait(&meet);
     if (strcmp(how, "exit_return") == 0) return 5;
+    if (strcmp(how, "_exit_both") == 0) _exit(5);
     exit(5);
   }
   if (strcmp(how, "quick_exit") == 0) {
@@ -131,6 +137,8 @@ int main(int argc, char **argv) {
     in_main();
     quick_exit(4);
   }
-  fprintf(stderr, "usage: thread_ends pthread_exit|cancel|exit_race|quick_exit|exit_both|exit_return\n");
+  fprintf(stderr,
+          "usage: thread_ends "
+          "pthread_exit|cancel|exit_race|quick_exit|exit_both|exit_return|exit__exit|_exit_both\n");
   return 2;
 }

@@ -205,6 +205,9 @@ static void write_lock_take(void) {
 static atomic_int writer_state; /* 0 none, 1 starting, 2 running, 3 failed */
 static atomic_int writer_sleeping;
 static atomic_bool writer_stop;
+/* Set by the thread that finishes the trace (trace_stop); cleared in a
+ * forked child. */
+static atomic_bool stopping;
 
 static void futex(atomic_int *addr, int op, int val, const struct timespec *timeout) {
   syscall(SYS_futex, addr, op, val, timeout, NULL, 0);
@@ -761,6 +764,7 @@ static void child_restart(void) {
   q_head = q_count = 0;
   atomic_store(&writer_state, 0);
   atomic_store(&writer_sleeping, 0);
+  atomic_store(&stopping, false); /* (a fork between the stop's writes and its END) */
   bool was = atomic_load(&hh__tr_active);
   hh__tr_file_forget();
   /* Only this thread lives on: the others' states are dropped, and so is
@@ -878,6 +882,16 @@ static void trace_stop(int fd) {
     hh__log(
         "the program ended in a signal handler that interrupted the tracer: the trace's last events are "
         "lost, and it has no end record");
+    return;
+  }
+  /* Two threads that end the process at once (exit and _exit, or _exit in
+   * both): the second waits for the first to finish the trace, then ends
+   * the process. Both finished it, and every thread's buffer was written
+   * twice: the reports counted each event twice (trace.thread_ends,
+   * _exit_both). It holds nothing the first needs: it is outside the
+   * tracer (checked above). */
+  if (atomic_exchange(&stopping, true)) {
+    for (unsigned turns = 0; atomic_load(&hh__tr_active);) hh__backoff(&turns);
     return;
   }
   uint64_t now = hh__tr_now();
