@@ -10,6 +10,7 @@
 #include "base/glibc.h"
 #include "block.h"
 #include "bootstrap.h"
+#include "fork_gate.h"
 #include "guard.h"
 #include "heaphook/heaphook.h"
 #include "hook.h"
@@ -175,7 +176,10 @@ extern __typeof__(malloc) hh__own_malloc __attribute__((alias("malloc"), copy(ma
  * handlers in the instant between the pop of this one and its lock gets
  * past. The lock is recursive (a signal handler that calls exit() inside
  * fflush on the same thread goes on), and this thread holds nothing of the
- * tracer's while it waits for it. */
+ * tracer's while it waits for it. glibc's fork takes it after the hook's
+ * fork handlers have taken the tracer's and the TLSF allocator's locks, the
+ * stop before: a fork in another thread meanwhile hung the process for good
+ * (found by review), so forks and the stop take turns (fork_gate.h). */
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
 static bool stop_registered;
@@ -184,11 +188,16 @@ static bool stop_registered;
 extern void _IO_list_lock(void);
 extern void _IO_list_unlock(void);
 
+/* The forks under way finish first, and later ones wait: fork takes the
+ * list lock after the hook's locks, the stop takes them after it
+ * (fork_gate.h). */
 static void stop_after_destructors(void *arg) {
   (void)arg;
+  hh__fork_gate_close();
   _IO_list_lock();
   hh__shutdown();
   _IO_list_unlock();
+  hh__fork_gate_open();
 }
 
 /* Registers stop_after_destructors once the hook is ready. */

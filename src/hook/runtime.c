@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/own_fd.h"
 #include "block.h"
+#include "fork_gate.h"
 #include "guard.h"
 #include "hook.h"
 #include "sample.h"
@@ -169,6 +170,7 @@ static void start_up(void) {
   const char *record = test_setup ? test_record : hh__env_get("HEAPHOOK_RECORD");
   if (!test_setup && record == NULL && hh__default_record != NULL) record = hh__default_record;
   place_recorders(record);
+  hh__fork_gate_register(); /* (after the allocator's and the recorders' fork handlers) */
   keep_stderr();
   atomic_store(&hh__recording, hh__rt.n_recorders > 0);
 }

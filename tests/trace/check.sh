@@ -891,6 +891,43 @@ PY
     [ "$st" = 3 ] || fail "run: exit status $st, not 3: $(cat err)"
     grep -qxF 'heaphook: leaked 1000 bytes (1000 B) in 1 blocks at exit' err || fail "run: $(cat err)"
     ;;
+  fork_exit)
+    # A thread forks while main returns (fork_exit.c): glibc's fork holds
+    # the hook's fork locks and then takes stdio's list lock; the stop at
+    # exit, which holds the list lock while it finishes the trace (so that
+    # a second exiting thread waits for it), took the hook's locks after it.
+    # The process hung for good; now forks and the stop take turns
+    # (src/hook/fork_gate.h). The TLSF allocator's report at exit takes its
+    # lock, which its fork handler holds, too.
+    for run in "$HH_LIB trace libc" "$HH_HEAPTRACK trace libc" "$HH_LIB trace tlsf" "$HH_LIB - tlsf"; do
+      set -- $run
+      rm -f "$dir"/x.*.hhtrace "$dir/log"
+      st=0
+      timeout -s KILL 30 env LD_PRELOAD="$1" HEAPHOOK_RECORD="${2#-}" HEAPHOOK_ALLOCATOR="$3" HEAPHOOK_STATS=1 \
+        HEAPHOOK_TRACE_CHILDREN=0 HEAPHOOK_LOG="$dir/log" HEAPHOOK_OUTPUT="$dir/x.%p.hhtrace" "$HH_FORK_EXIT" \
+        >out 2>err || st=$?
+      [ "$st" = 137 ] && fail "$run: hung (killed after 30 s)"
+      [ "$st" = 0 ] || fail "$run: exit status $st: $(cat err)"
+      if [ "$2" = trace ]; then
+        dump "$(one_file "$dir/x.*.hhtrace")" x.txt
+        status_ok x.txt
+        expect 100 x.txt "alloc malloc T=1 size=40 " "stack=main@hh_trace_fork_exit;"
+      fi
+      if [ "$3" = tlsf ]; then
+        grep -q '^  largest request: ' "$dir/log" || fail "$run: no TLSF report at exit: $(cat "$dir/log")"
+      fi
+    done
+    # The forking thread, past the hook's fork handlers, takes a signal
+    # whose handler calls exit(7): the stop must not wait for that fork
+    # (fork_gate.c); the tracer leaves its locks, which the fork holds,
+    # alone, and says so (the trace reads as a killed program's).
+    st=0
+    timeout -s KILL 30 env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_CHILDREN=0 \
+      HEAPHOOK_OUTPUT="$dir/s.%p.hhtrace" "$HH_FORK_EXIT" signal >out 2>err || st=$?
+    [ "$st" = 137 ] && fail "signal: hung (killed after 30 s)"
+    [ "$st" = 7 ] || fail "signal: exit status $st, not 7: $(cat err)"
+    grep -q 'the program ended in a signal handler that interrupted the tracer' err || fail "signal: stderr: $(cat err)"
+    ;;
   dl_reuse)
     # Two plugins of the same layout loaded in turn where the other was
     # (dlclose, then dlopen: the loader reuses the base), called from one

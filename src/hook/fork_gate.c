@@ -1,0 +1,67 @@
+/* The gate between forks and the stop at exit (fork_gate.h). */
+#include "fork_gate.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "base/backoff.h"
+#include "base/handlers.h"
+
+#define IE __attribute__((tls_model("initial-exec")))
+
+static atomic_int passed; /* forks between the gate and their parent or child handler */
+static atomic_bool closed;
+static __thread bool t_closer IE; /* this thread closed the gate */
+static __thread bool t_passed IE; /* this thread's fork is counted in passed */
+
+/* Both sides store, then look at the other's (sequentially consistent):
+ * a fork and a stop that come at once cannot both miss each other. */
+static void at_prepare(void) {
+  if (t_closer) return;
+  for (unsigned turns = 0;;) {
+    atomic_fetch_add(&passed, 1);
+    if (!atomic_load(&closed)) {
+      t_passed = true;
+      return;
+    }
+    atomic_fetch_sub(&passed, 1);
+    while (atomic_load(&closed)) hh__backoff(&turns);
+  }
+}
+
+static void at_parent(void) {
+  if (!t_passed) return;
+  t_passed = false;
+  atomic_fetch_sub(&passed, 1);
+}
+
+/* The child's only thread is this one: no fork is under way, and the
+ * thread that closed the gate (if it did meanwhile) is not here. */
+static void at_child(void) {
+  t_passed = false;
+  t_closer = false;
+  atomic_store(&passed, 0);
+  atomic_store(&closed, false);
+}
+
+void hh__fork_gate_register(void) {
+  static bool once;
+  if (once) return;
+  once = true;
+  hh__atfork(at_prepare, at_parent, at_child);
+}
+
+/* A signal handler that interrupted this thread's own fork past the gate
+ * (and calls exit) does not wait for that fork: the tracer then leaves
+ * its locks alone, as before the gate (trace.signal_exit). */
+void hh__fork_gate_close(void) {
+  t_closer = true;
+  atomic_store(&closed, true);
+  int own = t_passed ? 1 : 0;
+  for (unsigned turns = 0; atomic_load(&passed) > own;) hh__backoff(&turns);
+}
+
+void hh__fork_gate_open(void) {
+  atomic_store(&closed, false);
+  t_closer = false;
+}
