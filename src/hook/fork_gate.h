@@ -18,11 +18,12 @@
  * before them (glibc runs prepare handlers last registered first). */
 void hh__fork_gate_register(void);
 
-/* Closes the gate: waits for the forks that have passed it to finish, and
- * keeps new ones out until hh__fork_gate_open. A fork from a signal handler
- * on the closing thread passes, and the closing thread does not wait for a
- * fork of its own that a signal handler interrupted (either would wait for
- * itself). */
+/* Closes the gate: waits for the forks that have passed it to finish (at
+ * most about HH_FORK_GATE_WAIT_MS), and keeps new ones out until
+ * hh__fork_gate_open. A fork from a signal handler on the closing thread
+ * passes, and the closing thread does not wait for a fork of its own that
+ * a signal handler interrupted (either would wait for itself). */
+#define HH_FORK_GATE_WAIT_MS 2000u
 void hh__fork_gate_close(void);
 void hh__fork_gate_open(void);
 
