@@ -65,8 +65,9 @@ static uint64_t now_ms(void) {
  * its locks alone, as before the gate (trace.signal_exit). Nor does it
  * wait for good: a signal handler that calls exit where it interrupted the
  * hook holding a lock (the TLSF allocator's) waits for a fork that waits
- * for that lock. After HH_FORK_GATE_WAIT_MS the stop goes on as it did
- * before the gate (trace.fork_exit). */
+ * for that lock (4 of 20 runs of a program that forks in a loop while a
+ * SIGALRM handler calls exit; no test here, the hang is by chance). After
+ * HH_FORK_GATE_WAIT_MS the stop goes on as it did before the gate. */
 void hh__fork_gate_close(void) {
   t_closer = true;
   atomic_store(&closed, true);
