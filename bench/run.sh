@@ -206,8 +206,9 @@ case " $SKIP " in *" trace "*) ;; *) { printf '\n'; "$SRC/bench/trace_bench.sh" 
 # ---- 4a''. many call stacks: a synthetic program and cc1 (BENCH_SKIP=sites skips)
 case " $SKIP " in *" sites "*) ;; *) { printf '\n'; "$SRC/bench/sites_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
 
-# ---- 4a'. sampled mode by sampling period (BENCH_SKIP=sample skips)
+# ---- 4a'. sampled mode by sampling period, runs one after the other and side by side (BENCH_SKIP=sample skips)
 case " $SKIP " in *" sample "*) ;; *) { printf '\n'; "$SRC/bench/sample_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
+case " $SKIP " in *" sample "*) ;; *) { printf '\n'; "$SRC/bench/sample_pair_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
 
 # ---- 4b. zstd or lz4 for the trace's chunks (BENCH_SKIP=codec skips)
 case " $SKIP " in *" codec "*) ;; *) { printf '\n'; "$SRC/bench/codec_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
