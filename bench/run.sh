@@ -19,7 +19,9 @@
 # BENCH_SCALE_ITERS (2000000 per thread), BENCH_SCALE_REPS (3),
 # BENCH_THREADS ("1 2 4 ..." up to nproc), BENCH_PEER_DIR
 # (/usr/lib/x86_64-linux-gnu), BENCH_SKIP ("overhead latency scaling trace
-# sites sample codec report": any of these words skips that part).
+# sites sample codec report": any of these words skips that part);
+# bench/sample_pair_bench.sh's SAMPLE_PAIR_ROUNDS (8), with bench/pair_ab.sh's
+# PAIR_ITERS (10000000) and PAIR_CPUS ("0 1").
 set -eu
 
 if [ $# -lt 1 ]; then

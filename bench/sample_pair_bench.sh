@@ -1,16 +1,23 @@
 #!/bin/sh
 # Sampled mode's cost by sampling period, each run side by side with an
-# untraced run (bench/pair_ab.sh):
+# untraced run (bench/pair_ab.sh, which says what such ratios are and are
+# not):
 #   bench/sample_pair_bench.sh <build dir>
 # Rows: the untraced program against itself (the method's own spread), the
 # preload library with no recorder, and the tracer in sampled mode at
 # 65536T (nothing is sampled: the per-call tests alone), 8M, 2M and 512K.
-# SAMPLE_PAIR_ROUNDS (default 8) rounds of 2 pairs per row.
+# SAMPLE_PAIR_ROUNDS (default 8) rounds of 2 pairs per row. Needs two CPUs.
 set -eu
 . "$(dirname "$0")/paths.sh"
 ROUNDS=${SAMPLE_PAIR_ROUNDS:-8}
+if [ "$(nproc)" -lt 2 ]; then
+  echo "sample_pair_bench: needs two CPUs; this machine has $(nproc): skipped" >&2
+  exit 0
+fi
 T="LD_PRELOAD=$LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE"
 echo "### Sampled mode side by side with the untraced churn (\`bench/sample_pair_bench.sh\`)"
 echo
 "$(dirname "$0")/pair_ab.sh" "$BUILD" "$ROUNDS" "UNTRACED=1" "UNTRACED=2" "LD_PRELOAD=$LIB" \
-  "$T=65536T" "$T=8M" "$T=2M" "$T=512K" | sed "s|$BUILD/src/||g"
+  "$T=65536T" "$T=8M" "$T=2M" "$T=512K" >"$BUILD/bench/pair.md"
+awk -v dir="$BUILD/src/" '{ while ((i = index($0, dir)) > 0) $0 = substr($0, 1, i - 1) substr($0, i + length(dir)); print }' \
+  "$BUILD/bench/pair.md"

@@ -36,9 +36,10 @@
  * with no taken branch before the jump to glibc: a sampled trace is the
  * mode meant to cost next to nothing. Laid out for the path with no
  * recorder, as until 2026-11-24, the sampled path's malloc took three taken
- * branches and free two; this layout made the churn 0.8-1.2% faster in
- * sampled mode and 0.9% slower with no recorder, which records nothing
- * (bench/pair_ab.sh; docs/benchmarks.md, "Sampled mode side by side"). */
+ * branches and free two; this layout made the churn ~1% faster in sampled
+ * mode (clearly with nothing sampled, near the spread at 512 KiB) and
+ * ~1% slower with no recorder, which records nothing (bench/pair_ab.sh;
+ * docs/benchmarks.md, "Sampled mode side by side"). */
 static inline int path(void) { return atomic_load_explicit(&hh__fast.path, memory_order_relaxed); }
 
 /* An allocation of size bytes that goes straight to glibc: on the sampled
