@@ -6,3 +6,4 @@ BUILD=$(cd "$1" && pwd)
 HH=$BUILD/src/cli/heaphook
 LIB=$BUILD/src/libheaphook.so
 PROG=$BUILD/bench/hh_bench_overhead
+SHIM=$BUILD/bench/libhh_bench_shim.so

@@ -46,10 +46,10 @@ static inline bool recording(void) {
 static void tell(const struct hh_callbacks *list, const hh_event *ev, void *block) {
   if (list->n == 0) return;
   int saved = errno;
-  hh__in_hook = true;
+  bool was = hh__guard_enter();
   char *slots = hh__rt.prefix != 0 ? (char *)block - hh__rt.prefix : NULL;
   for (int i = 0; i < list->n; i++) list->cb[i](ev, slots != NULL ? slots + list->slot_offset[i] : NULL);
-  hh__in_hook = false;
+  hh__guard_leave(was);
   errno = saved;
 }
 

@@ -23,9 +23,10 @@
  * lead of A moves to a plain block. The hook reads the header word of every
  * block it is given back. That is safe where the word in front of a block
  * is the allocator's size word (glibc's chunk header, TLSF's block header),
- * whose high half is far below either magic word, or a word never written
- * (the bootstrap arena keeps its size at ptr - 16, and the arena starts
- * zeroed and is never reused). Other allocators get a prefix when sampling
+ * whose high half is far below either magic word, or the header a bootstrap
+ * block carries (HH_BLOCK_MAGIC, lead 0: bootstrap.c), which sends it into
+ * the hook, where it is recognised by its address before any header is
+ * believed (api.c, owner_of). Other allocators get a prefix when sampling
  * is on (runtime.c). A program that hands a sampled block to glibc's own
  * __libc_free would give glibc a pointer 16 bytes into its chunk: as with
  * any prefix, only the exported names may free heaphook's blocks.

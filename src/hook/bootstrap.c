@@ -1,10 +1,14 @@
-/* The bootstrap arena (see bootstrap.h). Each block is preceded by 16 bytes
- * whose first word holds the requested size. */
+/* The bootstrap arena (see bootstrap.h). Each block is preceded by 16 bytes:
+ * the requested size, then a block header word of the hook's (block.h), so
+ * that the sampled path's free, which tests only that word, sends the block
+ * into the hook, where it is recognised by its address (entry.c). */
 #include "bootstrap.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+
+#include "block.h"
 
 _Alignas(4096) unsigned char hh__bootstrap_arena[HH_BOOTSTRAP_BYTES];
 static _Atomic size_t used;
@@ -26,7 +30,9 @@ void *hh__bootstrap_alloc(size_t size, size_t align) {
       !atomic_compare_exchange_weak_explicit(&used, &start, end, memory_order_relaxed, memory_order_relaxed));
   size_t *header = (size_t *)(hh__bootstrap_arena + user - HEADER);
   header[0] = size;
-  return hh__bootstrap_arena + user;
+  void *block = hh__bootstrap_arena + user;
+  *hh__block_header(block) = (hh_block_header){.lead16 = 0, .magic = HH_BLOCK_MAGIC};
+  return block;
 full:
   errno = ENOMEM;
   return NULL;

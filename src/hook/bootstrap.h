@@ -4,7 +4,8 @@
  *
  * Bump allocation, lock-free, zero-filled (it lives in .bss and is never
  * reused), so calloc needs no memset. free of a bootstrap block does nothing:
- * start-up allocations are few and small. Blocks are recognized by address. */
+ * start-up allocations are few and small. Blocks are recognized by address;
+ * the word in front of each is a block header of the hook's (block.h). */
 #ifndef HH_HOOK_BOOTSTRAP_H
 #define HH_HOOK_BOOTSTRAP_H
 

@@ -31,9 +31,9 @@ EXPORT int dlclose(void *handle) {
    * the tracer's locks may be held there. */
   if (!hh__in_hook) {
     int saved = errno;
-    hh__in_hook = true;
+    bool was = hh__guard_enter();
     hh__trace_after_dlclose();
-    hh__in_hook = false;
+    hh__guard_leave(was);
     errno = saved;
   }
   return r;

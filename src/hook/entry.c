@@ -39,23 +39,33 @@
  * branches and free two; this layout made the churn ~1% faster in sampled
  * mode (clearly with nothing sampled, near the spread at 512 KiB) and
  * ~1% slower with no recorder, which records nothing (bench/pair_ab.sh;
- * docs/benchmarks.md, "Sampled mode side by side"). */
+ * docs/benchmarks.md, "Sampled mode side by side").
+ *
+ * On the sampled path each of the two makes one test besides the path's:
+ * malloc the countdown (the recursion guard parks it at 0, guard.h), free
+ * the header word (bootstrap blocks carry one too, bootstrap.c). Until
+ * late on 2026-11-24 malloc also read the guard, and free compared the
+ * address with the bootstrap arena's; without those the churn runs ~1%
+ * faster in sampled mode (docs/benchmarks.md, "Sampled mode's per-call
+ * tests"). */
 static inline int path(void) { return atomic_load_explicit(&hh__fast.path, memory_order_relaxed); }
 
 /* An allocation of size bytes that goes straight to glibc: on the sampled
  * path, one the sampler does not pick (the recursion guard's allocations
- * go through the hook, which does not count them). */
+ * find the countdown at 0 and go through the hook, which does not count
+ * them). */
 static inline bool direct_alloc(int p, size_t size) {
-  if (likely(p == HH_PATH_SAMPLED)) return likely(!hh__in_hook) && hh__sample_skip(size);
+  if (likely(p == HH_PATH_SAMPLED)) return hh__sample_skip(size);
   return p == HH_PATH_LIBC || p == HH_PATH_MARKED;
 }
 
-/* True when ptr is one of ours: the header word is the one glibc's free
- * reads next (its chunk's size). */
+/* True when ptr is one of ours or a bootstrap block: the header word is the
+ * one glibc's free reads next (its chunk's size). */
 static inline bool marked(void *ptr) { return likely(ptr != NULL) && unlikely(hh__block_is_ours(ptr)); }
 
-/* A block that goes straight back to glibc (or the bootstrap arena): on
- * the sampled path, one without our header. */
+/* A block that goes straight back to glibc, or to the bootstrap arena if
+ * it is one of its blocks: on the sampled path, one without a header word
+ * of ours, which a bootstrap block has (then the hook sees to it). */
 static inline bool direct_free(int p, void *ptr) {
   if (likely(p == HH_PATH_SAMPLED)) return !marked(ptr);
   return p == HH_PATH_LIBC || (p == HH_PATH_MARKED && !marked(ptr));
@@ -68,7 +78,13 @@ EXPORT void *malloc(size_t size) {
 }
 
 EXPORT void free(void *ptr) {
-  if (direct_free(path(), ptr)) {
+  int p = path();
+  if (likely(p == HH_PATH_SAMPLED)) {
+    if (likely(!marked(ptr))) {
+      __libc_free(ptr);
+      return;
+    }
+  } else if (direct_free(p, ptr)) {
     if (likely(!hh__bootstrap_owns(ptr))) __libc_free(ptr);
     return;
   }
@@ -86,8 +102,9 @@ EXPORT void *calloc(size_t nmemb, size_t size) {
 
 EXPORT void *realloc(void *ptr, size_t size) {
   int p = path();
-  if (likely(p == HH_PATH_LIBC) ||
-      (direct_free(p, ptr) && !hh__bootstrap_owns(ptr) && direct_alloc(p, size))) {
+  /* (a bootstrap block fails direct_free on the sampled and marked paths,
+   * by its header word; on glibc's path the test below keeps it) */
+  if (likely(p == HH_PATH_LIBC) || (direct_free(p, ptr) && direct_alloc(p, size))) {
     if (likely(!hh__bootstrap_owns(ptr))) return __libc_realloc(ptr, size);
   }
   NOTE_CFA();
@@ -129,10 +146,9 @@ EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size) {
 EXPORT const char *hh_allocator_of(const void *ptr) { return hh__owner_name(ptr); }
 EXPORT int hh_thread_counts(unsigned long long *counts, int n) { return hh__counts_thread(counts, n); }
 EXPORT void hh_marker(const char *name) {
-  bool was = hh__in_hook;
-  hh__in_hook = true;
+  bool was = hh__guard_enter();
   hh__trace_marker(name);
-  hh__in_hook = was;
+  hh__guard_leave(was);
 }
 
 /* This library's own malloc: a hidden alias binds here, where the name
@@ -216,10 +232,9 @@ static void stop_after_destructors(void *arg) {
 /* Registers stop_after_destructors once the hook is ready. */
 static void register_stop(void) {
   if (stop_registered || atomic_load(&hh__state) != HH_READY) return;
-  bool was = hh__in_hook;
-  hh__in_hook = true; /* (glibc's handler list is not the program's) */
+  bool was = hh__guard_enter(); /* (glibc's handler list is not the program's) */
   stop_registered = __cxa_atexit(stop_after_destructors, NULL, NULL) == 0;
-  hh__in_hook = was;
+  hh__guard_leave(was);
 }
 
 __attribute__((constructor)) static void hh_preload_start(void) {

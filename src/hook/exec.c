@@ -32,9 +32,9 @@
 static void hh__before_exec(const char *path) {
   if (hh__in_hook) return;
   int saved = errno;
-  hh__in_hook = true;
+  bool was = hh__guard_enter();
   hh__trace_before_exec(path);
-  hh__in_hook = false;
+  hh__guard_leave(was);
   errno = saved;
 }
 

@@ -28,9 +28,9 @@
  * runs on its parent's thread, whose thread-local state this is. */
 __attribute__((noreturn)) static void end_process(int status) {
   if (!hh__in_hook) {
-    hh__in_hook = true;
+    bool was = hh__guard_enter();
     hh__trace_before_exit();
-    hh__in_hook = false;
+    hh__guard_leave(was);
   }
   for (;;) {
     syscall(SYS_exit_group, status);
@@ -46,9 +46,9 @@ EXPORT void _Exit(int status) { end_process(status); }
  * the program's, which therefore runs after theirs. */
 static void at_quick_exit_handler(void) {
   if (hh__in_hook) return;
-  hh__in_hook = true;
+  bool was = hh__guard_enter();
   hh__trace_before_exit();
-  hh__in_hook = false;
+  hh__guard_leave(was);
 }
 
 /* This library's own malloc (entry.c). */

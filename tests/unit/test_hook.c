@@ -12,7 +12,9 @@
 #include <cmocka.h>
 
 #include "base/glibc.h"
+#include "hook/block.h"
 #include "hook/bootstrap.h"
+#include "hook/guard.h"
 #include "hook/hook.h"
 #include "record/usage.h"
 
@@ -66,6 +68,48 @@ static void bootstrap_blocks_are_recognised(void **state) {
     assert_int_equal((uintptr_t)a % align, 0);
     assert_int_equal(hh__bootstrap_size(a), 10);
   }
+}
+
+/* A bootstrap block carries a header word of the hook's (not sampled, no
+ * lead), so the sampled path's free, which tests only that word, sends it
+ * into the hook (entry.c); a calloc'd one is still all zeros. */
+static void bootstrap_blocks_have_a_header_word(void **state) {
+  (void)state;
+  for (size_t align = 16; align <= 4096; align *= 16) {
+    unsigned char *b = hh__bootstrap_alloc(24, align);
+    assert_non_null(b);
+    assert_true(hh__block_is_ours(b));
+    assert_false(hh__block_is_sampled(b));
+    assert_int_equal(hh__block_header(b)->lead16, 0);
+    assert_int_equal(hh__bootstrap_size(b), 24);
+    for (int i = 0; i < 24; i++) assert_int_equal(b[i], 0);
+    assert_string_equal(hh__owner_name(b), "bootstrap");
+    hh__free(b); /* (does nothing: the arena is never reused) */
+  }
+}
+
+/* The recursion guard parks the sampler's countdown at 0 while it is set
+ * (so the exported malloc's one test sends the guard's allocations into
+ * the hook) and gives it back when the outermost holder leaves; a nested
+ * enter and leave change nothing. */
+static void guard_parks_the_countdown(void **state) {
+  (void)state;
+  assert_false(hh__in_hook);
+  hh__sample_left = 12345;
+  bool outer = hh__guard_enter();
+  assert_false(outer);
+  assert_true(hh__in_hook);
+  assert_int_equal(hh__sample_left, 0);
+  bool inner = hh__guard_enter();
+  assert_true(inner);
+  assert_int_equal(hh__sample_left, 0);
+  hh__guard_leave(inner);
+  assert_true(hh__in_hook);
+  assert_int_equal(hh__sample_left, 0);
+  hh__guard_leave(outer);
+  assert_false(hh__in_hook);
+  assert_int_equal(hh__sample_left, 12345);
+  hh__sample_left = 0;
 }
 
 /* Over-aligned blocks keep their alignment with a prefix in front, and
@@ -125,6 +169,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(foreign_blocks_go_back_to_glibc),
       cmocka_unit_test(bootstrap_blocks_are_recognised),
+      cmocka_unit_test(bootstrap_blocks_have_a_header_word),
+      cmocka_unit_test(guard_parks_the_countdown),
       cmocka_unit_test(aligned_blocks_with_prefix),
       cmocka_unit_test(errno_kept_on_success_set_on_failure),
       /* Needs the usage recorder: only in the configurations that enable it. */
