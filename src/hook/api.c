@@ -46,10 +46,10 @@ static inline bool recording(void) {
 static void tell(const struct hh_callbacks *list, const hh_event *ev, void *block) {
   if (list->n == 0) return;
   int saved = errno;
-  bool was = hh__guard_enter();
+  hh_guard guard = hh__guard_enter();
   char *slots = hh__rt.prefix != 0 ? (char *)block - hh__rt.prefix : NULL;
   for (int i = 0; i < list->n; i++) list->cb[i](ev, slots != NULL ? slots + list->slot_offset[i] : NULL);
-  hh__guard_leave(was);
+  hh__guard_leave(guard);
   errno = saved;
 }
 

@@ -31,9 +31,9 @@ EXPORT int dlclose(void *handle) {
    * the tracer's locks may be held there. */
   if (!hh__in_hook) {
     int saved = errno;
-    bool was = hh__guard_enter();
+    hh_guard guard = hh__guard_enter();
     hh__trace_after_dlclose();
-    hh__guard_leave(was);
+    hh__guard_leave(guard);
     errno = saved;
   }
   return r;

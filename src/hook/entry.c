@@ -146,9 +146,9 @@ EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size) {
 EXPORT const char *hh_allocator_of(const void *ptr) { return hh__owner_name(ptr); }
 EXPORT int hh_thread_counts(unsigned long long *counts, int n) { return hh__counts_thread(counts, n); }
 EXPORT void hh_marker(const char *name) {
-  bool was = hh__guard_enter();
+  hh_guard guard = hh__guard_enter();
   hh__trace_marker(name);
-  hh__guard_leave(was);
+  hh__guard_leave(guard);
 }
 
 /* This library's own malloc: a hidden alias binds here, where the name
@@ -232,9 +232,9 @@ static void stop_after_destructors(void *arg) {
 /* Registers stop_after_destructors once the hook is ready. */
 static void register_stop(void) {
   if (stop_registered || atomic_load(&hh__state) != HH_READY) return;
-  bool was = hh__guard_enter(); /* (glibc's handler list is not the program's) */
+  hh_guard guard = hh__guard_enter(); /* (glibc's handler list is not the program's) */
   stop_registered = __cxa_atexit(stop_after_destructors, NULL, NULL) == 0;
-  hh__guard_leave(was);
+  hh__guard_leave(guard);
 }
 
 __attribute__((constructor)) static void hh_preload_start(void) {

@@ -32,9 +32,9 @@
 static void hh__before_exec(const char *path) {
   if (hh__in_hook) return;
   int saved = errno;
-  bool was = hh__guard_enter();
+  hh_guard guard = hh__guard_enter();
   hh__trace_before_exec(path);
-  hh__guard_leave(was);
+  hh__guard_leave(guard);
   errno = saved;
 }
 

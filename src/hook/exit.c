@@ -28,9 +28,9 @@
  * runs on its parent's thread, whose thread-local state this is. */
 __attribute__((noreturn)) static void end_process(int status) {
   if (!hh__in_hook) {
-    bool was = hh__guard_enter();
+    hh_guard guard = hh__guard_enter();
     hh__trace_before_exit();
-    hh__guard_leave(was);
+    hh__guard_leave(guard);
   }
   for (;;) {
     syscall(SYS_exit_group, status);
@@ -46,9 +46,9 @@ EXPORT void _Exit(int status) { end_process(status); }
  * the program's, which therefore runs after theirs. */
 static void at_quick_exit_handler(void) {
   if (hh__in_hook) return;
-  bool was = hh__guard_enter();
+  hh_guard guard = hh__guard_enter();
   hh__trace_before_exit();
-  hh__guard_leave(was);
+  hh__guard_leave(guard);
 }
 
 /* This library's own malloc (entry.c). */

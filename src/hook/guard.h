@@ -13,37 +13,52 @@
  * serves them uncounted, and the program's count goes on where it was.
  * Until late on 2026-11-24 that path tested the guard as well: one more
  * thread-local load and branch on every malloc (docs/benchmarks.md,
- * "Sampled mode's per-call tests"). */
+ * "Sampled mode's per-call tests").
+ *
+ * The parked countdown travels in the value hh__guard_enter returns, and
+ * a countdown of 0 (no sampler, or none drawn yet) is left alone: a program
+ * traced in full enters the guard twice per allocation and free, and paid
+ * ~2% of the churn's time for a thread-local copy made and given back each
+ * time (bench/trace_ab.sh). A fork under the guard (none is known) leaves
+ * the child the parent's countdown, drawn afresh from a fresh seed at its
+ * next sample. */
 #ifndef HH_HOOK_GUARD_H
 #define HH_HOOK_GUARD_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "sample.h"
 
 extern __thread bool hh__in_hook __attribute__((tls_model("initial-exec")));
 
-/* Sets the guard; returns whether it was set already (pass it to
- * hh__guard_leave). The guard is set before the countdown reads 0 and
- * cleared after it is given back (the fences keep the compiler to that
+/* What hh__guard_leave needs: whether the guard was set already, and the
+ * countdown parked meanwhile. */
+typedef struct hh_guard {
+  bool was;
+  uint64_t parked;
+} hh_guard;
+
+/* Sets the guard. It is set before the countdown reads 0 and cleared after
+ * the countdown is given back (the fences keep the compiler to that
  * order), so a signal handler on this thread that allocates in between
  * finds the guard set, or a countdown that it may use. */
-static inline bool hh__guard_enter(void) {
-  bool was = hh__in_hook;
-  if (!was) {
+static inline hh_guard hh__guard_enter(void) {
+  hh_guard g = {.was = hh__in_hook, .parked = 0};
+  if (!g.was) {
     hh__in_hook = true;
     atomic_signal_fence(memory_order_seq_cst);
-    hh__sample_held = hh__sample_left;
-    hh__sample_left = 0;
+    g.parked = hh__sample_left;
+    if (g.parked != 0) hh__sample_left = 0;
   }
-  return was;
+  return g;
 }
 
 /* Clears the guard unless it was set before the matching hh__guard_enter. */
-static inline void hh__guard_leave(bool was) {
-  if (!was) {
-    hh__sample_left = hh__sample_held;
+static inline void hh__guard_leave(hh_guard g) {
+  if (!g.was) {
+    if (g.parked != 0) hh__sample_left = g.parked;
     atomic_signal_fence(memory_order_seq_cst);
     hh__in_hook = false;
   }

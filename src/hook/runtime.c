@@ -189,9 +189,9 @@ bool hh__start_slow(void) {
     return true;
   }
   int saved = errno;
-  bool was = hh__guard_enter();
+  hh_guard guard = hh__guard_enter();
   start_up();
-  hh__guard_leave(was);
+  hh__guard_leave(guard);
   atomic_store_explicit(&hh__state, HH_READY, memory_order_release);
   if (!test_setup) atomic_store_explicit(&hh__fast.path, choose_path(), memory_order_release);
   errno = saved;
@@ -226,7 +226,7 @@ void hh__shutdown(void) {
   bool was = atomic_exchange(&hh__recording, false);
   if (atomic_load(&hh__fast.path) == HH_PATH_SAMPLED) atomic_store(&hh__fast.path, HH_PATH_MARKED);
   bool report = hh__rt.stats && hh__rt.alloc->report != NULL;
-  bool guarded = hh__guard_enter();
+  hh_guard guarded = hh__guard_enter();
   if (was || report) {
     int fd = open_log();
     hh__dprint_error(); /* (forgets older ones) */

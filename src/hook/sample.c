@@ -13,7 +13,6 @@
 #define IE __attribute__((tls_model("initial-exec")))
 
 __thread uint64_t hh__sample_left IE;
-__thread uint64_t hh__sample_held IE;
 
 static uint64_t period;
 static __thread uint64_t rng IE; /* xorshift state; 0: not seeded */
@@ -84,7 +83,6 @@ static void at_child(void) {
   reseed();
   rng = 0;
   hh__sample_left = 0;
-  hh__sample_held = 0; /* (a fork inside the guard: given back at its end) */
 }
 
 void hh__sampler_atfork(void) {

@@ -25,8 +25,6 @@
  * 0 until the thread's first countdown is drawn, and while the recursion
  * guard is set (guard.h). initial-exec TLS. */
 extern __thread uint64_t hh__sample_left __attribute__((tls_model("initial-exec")));
-/* The countdown while the recursion guard is set, which parks it (guard.h). */
-extern __thread uint64_t hh__sample_held __attribute__((tls_model("initial-exec")));
 
 /* True, with size counted down, when an allocation of size bytes is not
  * sampled; false when it would be (or the countdown is not drawn yet):

@@ -91,17 +91,18 @@ static void bootstrap_blocks_have_a_header_word(void **state) {
 /* The recursion guard parks the sampler's countdown at 0 while it is set
  * (so the exported malloc's one test sends the guard's allocations into
  * the hook) and gives it back when the outermost holder leaves; a nested
- * enter and leave change nothing. */
+ * enter and leave change nothing; with no countdown (0) it sets and clears
+ * the guard alone. */
 static void guard_parks_the_countdown(void **state) {
   (void)state;
   assert_false(hh__in_hook);
   hh__sample_left = 12345;
-  bool outer = hh__guard_enter();
-  assert_false(outer);
+  hh_guard outer = hh__guard_enter();
+  assert_false(outer.was);
   assert_true(hh__in_hook);
   assert_int_equal(hh__sample_left, 0);
-  bool inner = hh__guard_enter();
-  assert_true(inner);
+  hh_guard inner = hh__guard_enter();
+  assert_true(inner.was);
   assert_int_equal(hh__sample_left, 0);
   hh__guard_leave(inner);
   assert_true(hh__in_hook);
@@ -109,7 +110,14 @@ static void guard_parks_the_countdown(void **state) {
   hh__guard_leave(outer);
   assert_false(hh__in_hook);
   assert_int_equal(hh__sample_left, 12345);
+
   hh__sample_left = 0;
+  hh_guard none = hh__guard_enter();
+  assert_true(hh__in_hook);
+  assert_int_equal(hh__sample_left, 0);
+  hh__guard_leave(none);
+  assert_false(hh__in_hook);
+  assert_int_equal(hh__sample_left, 0);
 }
 
 /* Over-aligned blocks keep their alignment with a prefix in front, and
