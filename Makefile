@@ -38,8 +38,7 @@ demo: build
 # and the codec bench was skipped as if the package were missing.
 bench:
 	@scripts/deps.sh bench
-	@$(MAKE) --no-print-directory configure
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@$(MAKE) --no-print-directory build
 	@bench/run.sh $(BUILD)
 

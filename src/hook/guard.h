@@ -17,7 +17,7 @@
  *
  * The parked countdown travels in the value hh__guard_enter returns, and
  * a countdown of 0 (no sampler, or none drawn yet) is left alone: a program
- * traced in full enters the guard twice per allocation and free, and paid
+ * traced in full enters the guard once per allocation and once per free, and paid
  * ~2% of the churn's time for a thread-local copy made and given back each
  * time (bench/trace_ab.sh). A fork under the guard (none is known) leaves
  * the child the parent's countdown, drawn afresh from a fresh seed at its
