@@ -4,10 +4,12 @@
  * equal time in different threads: right when a block freed by one thread
  * is allocated by another within one clock tick. The other hand-off, a
  * block allocated by one thread and freed by another (a producer and a
- * consumer), then comes out free first when both fall in one tick; and the
- * consumer's time can even be a tick or two before the producer's (the
- * consumer's clock read runs ahead of its load of the pointer, and the
- * cores' clocks may differ a little). A consumer that keeps the live
+ * consumer), then comes out free first when both fall in one tick; and in
+ * traces written before 2026-11-24 the consumer's time can even be a tick
+ * or two before the producer's (the consumer's clock read ran ahead of its
+ * load of the pointer, and the cores' clocks may differ a little; the
+ * tracer now gives no event a time before the latest any thread has
+ * given: src/record/trace/event_clock.h). A consumer that keeps the live
  * blocks finds no block for such a free: it parks it here instead of
  * calling it unknown, and an allocation of the same address by another
  * thread at most `window` ns later takes it back (the consumer applies the

@@ -713,8 +713,9 @@ PY
   handoff)
     # Blocks allocated by one thread and freed by another, often within
     # one clock tick (a producer and a consumer). The merge puts frees
-    # first among equal times, and the consumer's clock can read a tick or
-    # two ahead: before trace/handoff.h, 6% of the frees of a run of 2M
+    # first among equal times, and the consumer's clock could read a tick or
+    # two ahead (until event_clock.h's latest time): before
+    # trace/handoff.h, 6% of the frees of a run of 2M
     # blocks were "unknown frees" and their blocks leaks. Timing-dependent:
     # on an idle machine of 2 cores, the build before the fix failed this
     # in every run.
@@ -730,9 +731,116 @@ assert t["unknown_frees"] == 0, t
 assert t["frees"] >= 300000 and t["allocations"] - t["frees"] == t["leaked_blocks"], t
 assert t["leaked_blocks"] <= 2, t
 PY
+    # No free comes before its allocation in time: every time the tracer
+    # gives is at least the latest any thread has given (event_clock.h),
+    # and the consumer frees what it loaded after the producer's malloc.
+    # The producer is thread 1, the consumer 2; the consumer frees in the
+    # order the producer allocated, so per address the n-th free is the
+    # n-th allocation's.
+    "$HH_DUMP" -a -t h.hhtrace >h.txt || fail "trace_dump: $(head -1 h.txt)"
+    python3 - h.txt <<'PY' || fail "frees timed before their allocation (above)"
+import collections, sys
+allocs, frees = collections.defaultdict(list), collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] not in ("alloc", "free"):
+        continue
+    kv = dict(x.split("=", 1) for x in f[2:] if "=" in x)
+    if f[0] == "alloc" and kv["T"] == "1" and 16 <= int(kv["size"]) <= 112:
+        allocs[kv["ptr"]].append(int(kv["time"]))
+    elif f[0] == "free" and kv["T"] == "2":
+        frees[kv["ptr"]].append(int(kv["time"]))
+pairs = early = 0
+for ptr, ts in frees.items():
+    for a, f in zip(allocs[ptr], ts):
+        pairs += 1
+        early += f < a
+print(f"{pairs} blocks handed over, {early} freed at a time before their allocation's")
+sys.exit(1 if early or pairs < 300000 else 0)
+PY
     "$HH_CLI" run -o run.hhtrace -- "$HH_HANDOFF" 300000 >out 2>err || fail "run: $(cat err)"
     leaked=$(sed -n 's/^heaphook: leaked .* in \([0-9]*\) blocks at exit$/\1/p' err)
     [ -n "$leaked" ] && [ "$leaked" -le 2 ] || fail "run's summary: $(cat err)"
+    ;;
+  clock_pauses)
+    # The event clock (src/record/trace/event_clock.h): a thread whose
+    # events come close together reads the clock once per 16 events. After
+    # a pause that kept the processor, at most the first 15 events may
+    # carry the time from before it; after a sleep or a signal, and for an
+    # allocation of 64 KiB or more, none does (clock_pauses.c says the
+    # trials). With rseq unusable every event reads the clock: none does;
+    # so it is when the events come less close together than 1/16 tick
+    # (the warm-up's burst, timed by the trace, says how close).
+    # Allocations after a marker are not timed before it. A forked
+    # child's times count from its start, not from its parent's
+    # (the parent's last time is ~0.3 s).
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/c.%p.hhtrace" HEAPHOOK_TRACE_STACKS=0 \
+      "$HH_CLOCK_PAUSES" >out 2>err || fail "exit status $?: $(cat err)"
+    [ -s err ] && fail "stderr: $(cat err)"
+    n=0
+    for f in c.*.hhtrace; do
+      "$HH_DUMP" -t "$f" >d.txt || fail "trace_dump $f: $(head -1 d.txt)"
+      grep -q '^status OK ' d.txt || fail "$f: $(grep '^status' d.txt)"
+      if grep -q ' size=77 ' d.txt; then
+        mv d.txt child.txt
+      else
+        mv d.txt c.txt
+      fi
+      n=$((n + 1))
+    done
+    [ "$n" = 2 ] && [ -f child.txt ] && [ -f c.txt ] || fail "expected the parent's trace and the child's: $(ls)"
+    latest=$(awk '$1 == "alloc" && / size=77 / { sub("time=", "", $7); if ($7 + 0 > m) m = $7 + 0 } END { print m + 0 }' child.txt)
+    [ "$(grep -c ' size=77 ' child.txt)" = 100 ] && [ "$latest" -lt 100000000 ] ||
+      fail "the child's 100 allocations of 77 bytes should be within 0.1 s of its start (latest at $latest ns)"
+    python3 - c.txt "$(cat out)" <<'PY' || fail "the times around the pauses are wrong (above)"
+import sys
+usable = sys.argv[2] == "rseq usable"
+allocs = {}  # size -> [time, ...] in file order (one thread)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] == "header":
+        tick_ns = 1e9 / int(dict(x.split("=", 1) for x in f[1:])["tps"])
+    if f[0] != "alloc":
+        continue
+    kv = dict(x.split("=", 1) for x in f[2:] if "=" in x)
+    allocs.setdefault(int(kv["size"]), []).append(int(kv["time"]))
+bad, stale_spin = [], 0
+for mode, name in ((1, "spin"), (2, "sleep"), (3, "signal"), (4, "big")):
+    for k in range(16):
+        base = mode * 1000
+        mark = allocs[base + k][0]
+        after = allocs[base + 500 + k]
+        assert len(after) == 20, (name, k, after)
+        # before the pause (0.5 ms or more): earlier than 0.25 ms after the mark
+        stale = [i for i, t in enumerate(after) if t < mark + 250000]
+        if mode == 4:
+            big = allocs[(1 << 20) + k][0]
+            if big < mark + 250000:
+                bad.append(f"big k={k}: the 1 MiB block {(big - mark) / 1e6:.3f} ms after the mark")
+        if mode == 1:
+            stale_spin += len(stale)
+            if stale != list(range(len(stale))) or len(stale) > 15:
+                bad.append(f"spin k={k}: events {stale} carry the time from before the pause")
+        elif stale:
+            bad.append(f"{name} k={k}: events {stale} carry the time from before the pause")
+marker = [int(l.split("time=")[1]) for l in open(sys.argv[1]) if l.startswith("marker after-spin ")]
+assert len(marker) == 1, marker
+early = [t for t in allocs[5500] if t < marker[0]]
+if len(allocs[5500]) != 20 or early:
+    bad.append(f"of the {len(allocs[5500])} allocations after the marker, {len(early)} come before it")
+warm = allocs[16]
+gap_ns = (warm[-1] - warm[0]) / (2 * (len(warm) - 1))  # a malloc and a free per block
+close = gap_ns < 0.8 * tick_ns / 16
+if usable and close and stale_spin == 0:
+    bad.append("no event after a spin carried the time from before it: the clock was read at every event")
+if not usable and stale_spin != 0:
+    bad.append(f"rseq unusable, yet {stale_spin} events after a spin carried the time from before it")
+print(sys.argv[2] + f"; events {gap_ns:.0f} ns apart in the warm-up (1/16 tick: {tick_ns / 16:.0f} ns);"
+      f" after the 16 spins, {stale_spin} allocations carried the time from before")
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
     ;;
   plugin_one_trace)
     # A plug-in allocator named by HEAPHOOK_ALLOCATOR carries a copy of the

@@ -2,7 +2,7 @@
  * for the tracer's tests (which grep and count the lines). Uses the trace
  * reader and the symbolizer.
  *
- *   trace_dump [-a|-s] TRACE
+ *   trace_dump [-a] [-s] [-t] TRACE
  *
  *   header pid=P ppid=Q flags=F tps=T sample=S
  *   thread INDEX TID NAME
@@ -19,7 +19,9 @@
  * stack: ptr=ADDR (realloc: old=ADDR ptr=ADDR). With -s, every record is
  * read (and decoded) but only the header and status lines are printed,
  * with "events N" (allocations, reallocs and frees) before the status: for
- * the stress tests' large traces, whose events nobody greps.
+ * the stress tests' large traces, whose events nobody greps. With -t,
+ * alloc, realloc and free lines give the event's time in ns since the
+ * start, before the stack: time=NS; marker lines too, after the name.
  * Exit status 0 when the trace could be opened. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -51,10 +53,21 @@ static void quiet(void *arg, const char *msg) {
 }
 
 int main(int argc, char **argv) {
-  bool addrs = argc == 3 && strcmp(argv[1], "-a") == 0;
-  bool status_only = argc == 3 && strcmp(argv[1], "-s") == 0;
-  if (argc != 2 && !addrs && !status_only) {
-    fprintf(stderr, "usage: trace_dump [-a|-s] TRACE\n");
+  bool addrs = false, status_only = false, times = false;
+  for (int i = 1; i < argc - 1; i++) {
+    if (strcmp(argv[i], "-a") == 0) {
+      addrs = true;
+    } else if (strcmp(argv[i], "-s") == 0) {
+      status_only = true;
+    } else if (strcmp(argv[i], "-t") == 0) {
+      times = true;
+    } else {
+      argc = 0; /* the usage below */
+      break;
+    }
+  }
+  if (argc < 2) {
+    fprintf(stderr, "usage: trace_dump [-a] [-s] [-t] TRACE\n");
     return 2;
   }
   char err[256];
@@ -79,6 +92,7 @@ int main(int argc, char **argv) {
         printf("alloc %s T=%u size=%" PRIu64 " align=%" PRIu64 " weight=%" PRIu64, hh_fn_name(ev.fn),
                ev.thread, ev.size, ev.align, ev.weight);
         if (addrs) printf(" ptr=%#" PRIx64, (uint64_t)ev.addr);
+        if (times) printf(" time=%" PRIu64, ev.time);
         print_stack(sym, r, ev.stack);
         break;
       case HH_EV_REALLOC:
@@ -86,11 +100,13 @@ int main(int argc, char **argv) {
         printf("realloc %s T=%u size=%" PRIu64 " weight=%" PRIu64 " moved=%d", hh_fn_name(ev.fn), ev.thread,
                ev.size, ev.weight, ev.addr != ev.old_addr);
         if (addrs) printf(" old=%#" PRIx64 " ptr=%#" PRIx64, (uint64_t)ev.old_addr, (uint64_t)ev.addr);
+        if (times) printf(" time=%" PRIu64, ev.time);
         print_stack(sym, r, ev.stack);
         break;
       case HH_EV_FREE:
         printf("free %s T=%u", hh_fn_name(ev.fn), ev.thread);
         if (addrs) printf(" ptr=%#" PRIx64, (uint64_t)ev.addr);
+        if (times) printf(" time=%" PRIu64, ev.time);
         printf("\n");
         break;
       case HH_EV_THREAD:
@@ -107,7 +123,9 @@ int main(int argc, char **argv) {
         printf("rss %" PRIu64 "\n", ev.u.rss);
         break;
       case HH_EV_MARKER:
-        printf("marker %s\n", ev.u.marker);
+        printf("marker %s", ev.u.marker);
+        if (times) printf(" time=%" PRIu64, ev.time);
+        printf("\n");
         break;
       case HH_EV_COMMAND: {
         const char *const *av;

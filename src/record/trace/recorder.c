@@ -34,6 +34,7 @@
 #include "base/handlers.h"
 #include "base/log.h"
 #include "base/size.h"
+#include "event_clock.h"
 #include "internal.h"
 #include "trace.h"
 
@@ -63,6 +64,7 @@ typedef struct tstate {
   uint32_t nevents;
   _Atomic uint64_t committed; /* nevents << 32 | len, for the exit's flush */
   uint64_t chunk_time, prev_time, prev_addr;
+  hh_tr_event_clock clock;               /* its events' times */
   uint64_t rt_time, rt_stack, rt_weight; /* realloc begun */
   bool rt_old, rt_new;
   hh_tr_stack_cache *cache;
@@ -130,6 +132,7 @@ static tstate *thread_state_slow(void) {
   ts->cache = cache ? (hh_tr_stack_cache *)(mem + head + 2 * BUF_CAP) : NULL;
   ts->index = atomic_fetch_add(&next_index, 1);
   ts->tid = (int)syscall(SYS_gettid);
+  hh__tr_event_clock_init(&ts->clock);
   thread_name(ts->name);
   ts->need_thread = true;
   ts->next = atomic_load(&threads);
@@ -394,7 +397,10 @@ static void *writer_main(void *arg) {
     pthread_mutex_unlock(&q_lock);
     if (empty) {
       struct timespec t = {0, 20 * 1000 * 1000};
-      futex(&writer_sleeping, FUTEX_WAIT_PRIVATE, 1, &t);
+      hh__tr_clock_check_arm();
+      bool slept =
+          syscall(SYS_futex, &writer_sleeping, FUTEX_WAIT_PRIVATE, 1, &t, NULL, 0) != 0 && errno == ETIMEDOUT;
+      hh__tr_clock_check_look(slept);
     }
     atomic_store(&writer_sleeping, 0);
   }
@@ -603,7 +609,7 @@ static void trace_on_alloc(const hh_event *ev, void *slot) {
   /* Sampled mode: the hook calls this for the sampled blocks only, with
    * their weight (0 when every event is recorded). */
   uint64_t stack = stack_here(ts);
-  write_alloc(ts, ev, hh__tr_now(), stack, ev->weight);
+  write_alloc(ts, ev, hh__tr_event_time(&ts->clock, ev->size), stack, ev->weight);
 }
 
 static void trace_on_free(const hh_event *ev, void *slot) {
@@ -612,7 +618,7 @@ static void trace_on_free(const hh_event *ev, void *slot) {
   /* Sampled mode: the hook calls this for the sampled blocks only. */
   tstate *ts = thread_state();
   if (ts == NULL) return;
-  write_free(ts, ev->fn, ev->ptr, hh__tr_now());
+  write_free(ts, ev->fn, ev->ptr, hh__tr_event_time(&ts->clock, 0));
 }
 
 static void trace_on_realloc_begin(const hh_event *ev, void *slot) {
@@ -620,7 +626,7 @@ static void trace_on_realloc_begin(const hh_event *ev, void *slot) {
   if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
   tstate *ts = thread_state();
   if (ts == NULL) return;
-  ts->rt_time = hh__tr_now();
+  ts->rt_time = hh__tr_event_time(&ts->clock, ev->size);
   ts->rt_weight = ev->weight;
   ts->rt_old = ts->rt_new = true;
   if (hh__tr_opt.sample != 0) {
@@ -775,12 +781,14 @@ static void child_restart(void) {
   if (!was || !hh__tr_opt.children) return;
   owner_pid = (pid_t)syscall(SYS_getpid);
   hh__tr_clock_start();
+  hh__tr_event_clock_fork_child();
   hh__tr_stacks_reset();
   hh__tr_modules_reset();
   atomic_store(&next_rss, 0);
   if (me != NULL) {
     me->index = atomic_fetch_add(&next_index, 1);
     me->tid = (int)syscall(SYS_gettid);
+    hh__tr_event_clock_init(&me->clock);
     me->need_thread = true;
     me->closed = false;
     me->dead = false;
@@ -949,7 +957,8 @@ void hh__trace_after_dlclose(void) {
 void hh__trace_marker(const char *name) {
   if (name == NULL || !atomic_load(&hh__tr_active)) return;
   size_t n = strnlen(name, 4096);
-  uint64_t now = hh__tr_now();
+  /* Published: an event after it in any thread does not precede it. */
+  uint64_t now = hh__tr_clock_now_published();
   hh__tr_busy++;
   hh__tr_meta_lock();
   uint8_t *p = hh__tr_proc_reserve(1 + 2 * HH_VARINT_MAX + n);
