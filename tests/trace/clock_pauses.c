@@ -96,7 +96,7 @@ int main(void) {
   fflush(stdout);
   signal(SIGUSR1, on_usr1);
   burst(16, 60000); /* more than a buffer: the writer thread starts */
-  sleep_ms(150);    /* ... and sleeps (the tracer wants 3 of its sleeps) */
+  sleep_ms(250);    /* ... and sleeps: ~12 times, the tracer wants 3 */
   for (int mode = 1; mode <= 4; mode++) {
     for (int k = 0; k < 16; k++) {
       size_t base = (size_t)mode * 1000;

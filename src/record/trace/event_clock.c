@@ -5,8 +5,9 @@
 #include <stddef.h>
 #include <string.h>
 
-/* glibc 2.35's; weak, so that the library still loads with an older glibc
- * (every event then reads the clock). */
+/* glibc 2.35's; weak, so that they add no need of 2.35 to the library's
+ * (which needs 2.34 for pthread_create and dlopen): every event reads the
+ * clock where they are missing. */
 #pragma weak __rseq_offset
 #pragma weak __rseq_size
 
@@ -40,8 +41,7 @@ static struct rseq *this_thread_area(void) {
 
 void hh__tr_event_clock_init(hh_tr_event_clock *c) {
   memset(c, 0, sizeof *c);
-  struct rseq *area = this_thread_area();
-  c->rseq_cs = area != NULL ? &area->rseq_cs : NULL;
+  c->rseq = this_thread_area();
 }
 
 void hh__tr_event_clock_fork_child(void) { atomic_store(&hh__tr_clock_latest.time, 0); }
@@ -55,9 +55,12 @@ static uint64_t publish(uint64_t t, uint64_t latest) {
 }
 
 uint64_t hh__tr_event_clock_read(hh_tr_event_clock *c, uint64_t latest) {
-  /* Armed before the read: a switch between the two clears the word. */
-  bool armed = c->rseq_cs != NULL && atomic_load_explicit(&hh__tr_clock_rseq_ok, memory_order_relaxed);
-  if (armed) *c->rseq_cs = (uintptr_t)&hh__tr_clock_mark;
+  /* Armed before the read: a switch between the two clears the word. Not
+   * once the program unregistered glibc's area (cpu_id is then negative,
+   * and the kernel no longer clears the word). */
+  bool armed = c->rseq != NULL && atomic_load_explicit(&hh__tr_clock_rseq_ok, memory_order_relaxed) &&
+               (int32_t)c->rseq->cpu_id >= 0;
+  if (armed) c->rseq->rseq_cs = (uintptr_t)&hh__tr_clock_mark;
   uint64_t raw = hh__tr_ticks();
   uint64_t t = (raw >> hh__tr_tick_shift) - hh__tr_start_ticks;
   /* Since the last read, (granted - left) + 1 gaps between events: close
@@ -87,18 +90,17 @@ static bool never;
 static uint32_t armed_cpu;
 
 void hh__tr_clock_check_arm(void) {
-  struct rseq *area = never ? NULL : this_thread_area();
+  volatile struct rseq *area = never ? NULL : this_thread_area();
   if (area == NULL) return;
   armed_cpu = area->cpu_id;
   area->rseq_cs = (uintptr_t)&hh__tr_clock_mark;
 }
 
 void hh__tr_clock_check_look(bool slept) {
-  struct rseq *area = never ? NULL : this_thread_area();
+  volatile struct rseq *area = never ? NULL : this_thread_area();
   if (area == NULL) return;
-  volatile struct rseq *a = area;
-  bool same_cpu = a->cpu_id == armed_cpu;
-  if (a->rseq_cs == 0) { /* nothing but the kernel writes 0 there */
+  bool same_cpu = area->cpu_id == armed_cpu;
+  if (area->rseq_cs == 0) { /* nothing but the kernel writes 0 there */
     if (same_cpu && ++clears_seen == CLEARS_NEEDED) atomic_store(&hh__tr_clock_rseq_ok, true);
   } else if (slept && same_cpu) {
     never = true;

@@ -51,15 +51,12 @@
 #define HH_TR_CLOCK_DENSE_SHIFT 4u
 #define HH_TR_CLOCK_EXACT_SIZE (64u << 10)
 
-/* struct rseq's word: __u64 where <sys/rseq.h> takes <linux/rseq.h>. */
-typedef volatile __typeof__(((struct rseq *)0)->rseq_cs) hh_tr_rseq_word;
-
 typedef struct hh_tr_event_clock {
-  hh_tr_rseq_word *rseq_cs; /* this thread's rseq_cs word; NULL: none */
-  uint64_t raw;             /* the last read, in clock units */
-  uint64_t last;            /* the last time given, in trace ticks */
-  unsigned left;            /* events that may still take `last` (0 when rseq_cs is NULL) */
-  unsigned granted;         /* `left` at the last read */
+  volatile struct rseq *rseq; /* this thread's rseq area; NULL: none */
+  uint64_t raw;               /* the last read, in clock units */
+  uint64_t last;              /* the last time given, in trace ticks */
+  unsigned left;              /* events that may still take `last` (0 when rseq is NULL) */
+  unsigned granted;           /* `left` at the last read */
 } hh_tr_event_clock;
 
 /* The latest time given by any thread, on a cache line of its own (every
@@ -101,8 +98,9 @@ static inline uint64_t hh__tr_event_time(hh_tr_event_clock *c, uint64_t size) {
    * loads in order anyway, this keeps the compiler from moving it. */
   atomic_thread_fence(memory_order_acquire);
   uint64_t latest = atomic_load_explicit(&hh__tr_clock_latest.time, memory_order_relaxed);
+  /* (left is 0 while c->rseq is NULL) */
   if (__builtin_expect(c->left != 0, 1) && size < HH_TR_CLOCK_EXACT_SIZE &&
-      *c->rseq_cs == (uintptr_t)&hh__tr_clock_mark) {
+      c->rseq->rseq_cs == (uintptr_t)&hh__tr_clock_mark) {
     c->left--;
     if (latest > c->last) c->last = latest;
     return c->last;
