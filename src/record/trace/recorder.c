@@ -770,7 +770,13 @@ static void child_restart(void) {
   q_head = q_count = 0;
   atomic_store(&writer_state, 0);
   atomic_store(&writer_sleeping, 0);
-  atomic_store(&stopping, false); /* (a fork between the stop's writes and its END) */
+  /* A fork between the stop's first writes and its END: the child traces
+   * on, with a writer of its own that must not find itself told to stop
+   * (it returned at once, and the child's buffers queued up unwritten
+   * until the queue was full, then the child waited for good: found by
+   * review; the window is a few instructions wide, no test reaches it). */
+  atomic_store(&stopping, false);
+  atomic_store(&writer_stop, false);
   bool was = atomic_load(&hh__tr_active);
   hh__tr_file_forget();
   /* Only this thread lives on: the others' states are dropped, and so is
