@@ -55,10 +55,14 @@ static uint64_t publish(uint64_t t, uint64_t latest) {
 }
 
 uint64_t hh__tr_event_clock_read(hh_tr_event_clock *c, uint64_t latest) {
-  /* Armed before the read: a switch between the two clears the word. Not
-   * once the program unregistered glibc's area (cpu_id is then negative,
-   * and the kernel no longer clears the word). */
-  bool armed = c->rseq != NULL && atomic_load_explicit(&hh__tr_clock_rseq_ok, memory_order_relaxed) &&
+  /* Armed before the read (a switch between the two clears the word), and
+   * only while the thread's events come close together (the last read
+   * said so): a thread whose word is armed costs the kernel a look at our
+   * descriptor at each of its context switches. Not once the program
+   * unregistered glibc's area (cpu_id is then negative, and the kernel no
+   * longer clears the word). */
+  bool armed = c->was_close && c->rseq != NULL &&
+               atomic_load_explicit(&hh__tr_clock_rseq_ok, memory_order_relaxed) &&
                (int32_t)c->rseq->cpu_id >= 0;
   if (armed) c->rseq->rseq_cs = (uintptr_t)&hh__tr_clock_mark;
   uint64_t raw = hh__tr_ticks();
@@ -66,8 +70,9 @@ uint64_t hh__tr_event_clock_read(hh_tr_event_clock *c, uint64_t latest) {
   /* Since the last read, (granted - left) + 1 gaps between events: close
    * together when they average under 1/16 tick. */
   uint64_t gaps = (uint64_t)(c->granted - c->left) + 1;
-  bool close = raw - c->raw <= gaps << (hh__tr_tick_shift - HH_TR_CLOCK_DENSE_SHIFT);
-  c->granted = c->left = armed && close ? HH_TR_CLOCK_EVERY - 1 : 0;
+  bool together = raw - c->raw <= gaps << (hh__tr_tick_shift - HH_TR_CLOCK_DENSE_SHIFT);
+  c->granted = c->left = armed && together ? HH_TR_CLOCK_EVERY - 1 : 0;
+  c->was_close = together;
   c->raw = raw;
   /* Never before the thread's last time, which was published (a TSC of
    * another core a little behind, after a migration, changes nothing). */

@@ -57,6 +57,7 @@ typedef struct hh_tr_event_clock {
   uint64_t last;              /* the last time given, in trace ticks */
   unsigned left;              /* events that may still take `last` (0 when rseq is NULL) */
   unsigned granted;           /* `left` at the last read */
+  bool was_close;             /* the last read found the events close together */
 } hh_tr_event_clock;
 
 /* The latest time given by any thread, on a cache line of its own (every
