@@ -9,9 +9,10 @@
  * reads the clock at one event and gives the next HH_TR_CLOCK_EVERY - 1
  * that time (or a later one, below), unless
  *  - the thread was switched out, migrated or signalled since: the read
- *    arms the thread's rseq area with a descriptor of ours (its rseq_cs
- *    word), which the kernel clears at those moments (rseq(2); as kernels
- *    up to 6.18 do: the check below), and a cleared word means "read";
+ *    (while the events come close together) arms the thread's rseq area
+ *    with a descriptor of ours (its rseq_cs word), which the kernel clears
+ *    at those moments (rseq(2); as 6.18 does: the check below), and a
+ *    cleared word means "read";
  *  - the event allocates HH_TR_CLOCK_EXACT_SIZE bytes or more.
  * An event's time can then be early by at most the time its thread ran
  * without a switch since one of its 15 events before: a thread that
@@ -67,13 +68,14 @@ typedef struct hh_tr_clock_latest {
   char rest_of_line[56];
 } hh_tr_clock_latest;
 extern hh_tr_clock_latest hh__tr_clock_latest;
-/* True once the writer thread saw the kernel clear its rseq_cs word. */
+/* True once the writer thread saw the kernel clear its armed rseq_cs word
+ * three times, false again for good after a sleep that did not. */
 extern atomic_bool hh__tr_clock_rseq_ok;
 /* The descriptor the word holds while armed (never entered: its
  * critical section is empty). */
 extern const struct rseq_cs hh__tr_clock_mark;
 
-/* For the calling thread: its rseq word found, the rest emptied. Again in
+/* For the calling thread: its rseq area found, the rest emptied. Again in
  * a forked child (its times start again from 0). */
 void hh__tr_event_clock_init(hh_tr_event_clock *c);
 /* A read (the slow path of hh__tr_event_time). */
