@@ -7,13 +7,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "quiet_write.h"
+
 /* The first error of a write of hh__dprint's since the last look. */
 static _Atomic int dprint_error;
 
 /* 0, or the errno of the write that failed. */
 static int write_all(int fd, const char *buf, size_t len) {
   while (len > 0) {
-    ssize_t n = write(fd, buf, len);
+    ssize_t n = hh__write_quiet(fd, buf, len);
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno;

@@ -183,7 +183,9 @@ static void text_report(const ctx *c, const char *path) {
     fputc('\n', out);
   }
   if (a->unknown_frees)
-    fprintf(out, "  unknown frees  %" PRIu64 " (blocks allocated before the trace started)\n",
+    fprintf(out,
+            "  unknown frees  %" PRIu64
+            " (blocks allocated before the trace started, or by a signal handler inside heaphook)\n",
             a->unknown_frees);
 
   text_ranking(c, HH_COST_PEAK, "peak: call sites holding the peak, by bytes");

@@ -177,6 +177,19 @@ int hh_cmd_run(int argc, char **argv) {
     }
   }
 
+  /* A directory the traces cannot go to is said before the program runs
+   * (it may run for hours; it ran untraced, with the tracer's warning at
+   * its start). Not one whose name has a pattern in it (%p). */
+  const char *slash = strrchr(pattern, '/');
+  char dir[sizeof pattern];
+  snprintf(dir, sizeof dir, "%.*s", slash == pattern ? 1 : (int)(slash - pattern), pattern);
+  if (!strchr(dir, '%') && access(dir, W_OK | X_OK) != 0) {
+    char dir_buf[sizeof dir];
+    hh_cli_error("run", "-o %s: cannot create files in %s: %s", want,
+                 hh_text_safe(dir, dir_buf, sizeof dir_buf), strerror(errno));
+    return HH_EXIT_FAIL;
+  }
+
   /* A fixed path is replaced, as -o does elsewhere: the tracer never
    * writes over a file (O_EXCL), and would name this run's trace after the
    * numbered pattern instead, away from where the user looks. */
@@ -316,6 +329,7 @@ int hh_cmd_run(int argc, char **argv) {
     if (hh_reader_exec(r))
       fprintf(stderr,
               "heaphook: note: %s then exec'd %s, which was not traced (a static or set-user-ID program, "
+              "an environment without heaphook's LD_PRELOAD such as env -i gives, "
               "or HEAPHOOK_TRACE_CHILDREN=0)\n",
               last,
               hh_reader_exec(r)[0] ? hh_text_safe(hh_reader_exec(r), exec_buf, sizeof exec_buf)

@@ -4,6 +4,7 @@
  * layer. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -48,11 +49,18 @@ static void usage(FILE *out) {
  * a report or JSON that a script then reads truncated. */
 static int check_stdout(const char *name, int status) {
   errno = 0;
-  bool ok = fflush(stdout) == 0 && !ferror(stdout) && fclose(stdout) == 0;
+  bool ok = fflush(stdout) == 0 && !ferror(stdout);
+  /* A closed standard output (>&-) that nothing went to loses nothing:
+   * `heaphook run -- prog >&-` exited 1, not with prog's status. What was
+   * written to it failed above. */
+  if (ok && fclose(stdout) != 0 && errno != EBADF) ok = false;
   /* a command that failed has said why (those that write files say so
    * for standard output too) */
   if (ok || status != HH_EXIT_OK) return status;
   int err = errno;
+  /* (an earlier write's error, which errno no longer holds: a closed
+   * descriptor is the one that can be told afterwards) */
+  if (err == 0 && fcntl(STDOUT_FILENO, F_GETFD) < 0) err = errno;
   if (err)
     fprintf(stderr, "heaphook %s: cannot write standard output: %s\n", name, strerror(err));
   else

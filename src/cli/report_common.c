@@ -4,8 +4,10 @@
 
 #include "escape.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,11 +16,13 @@ static const char *base_name(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-/* A count for --top and --frames: digits only. */
+/* A count for --top and --frames: digits only (strtoull also took " 5" and
+ * "+5", and a count past 2^64 as 2^64 - 1). */
 static int parse_count(const char *s, size_t *out) {
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (!*s || *end || s[0] == '-') return -1;
+  if (!*s || strspn(s, "0123456789") != strlen(s)) return -1;
+  errno = 0;
+  unsigned long long v = strtoull(s, NULL, 10);
+  if (errno == ERANGE || v > SIZE_MAX) return -1;
   *out = (size_t)v;
   return 0;
 }

@@ -3,9 +3,12 @@
  * new and delete need no definitions here: libstdc++'s operators call these
  * functions (malloc, aligned_alloc, free), so every form of them arrives
  * here with libstdc++'s own new_handler and bad_alloc behaviour intact. */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "base/glibc.h"
 #include "block.h"
@@ -201,14 +204,15 @@ extern __typeof__(malloc) hh__own_malloc __attribute__((alias("malloc"), copy(ma
  * milliseconds there, and the process always ended before it had written
  * anything (trace.thread_ends, exit_both). So the handler holds stdio's
  * list lock while it runs: glibc's stdio flush at exit takes that lock
- * before the process may end, and waits. Only a thread that leaves the
- * handlers in the instant between the pop of this one and its lock gets
- * past. The lock is recursive (a signal handler that calls exit() inside
- * fflush on the same thread goes on), and this thread holds nothing of the
- * tracer's while it waits for it. glibc's fork takes it after the hook's
- * fork handlers have taken the tracer's and the TLSF allocator's locks, the
- * stop before: a fork in another thread meanwhile hung the process for good
- * (found by review), so forks and the stop take turns (fork_gate.h). */
+ * before the process may end, and waits. A thread that left the handlers
+ * in the instant between the other's pop of this one and its lock got
+ * past (exit_both failed once, on a loaded machine, on 2026-11-25), so a
+ * second handler, registered just before this one and so run right after
+ * it, waits for the stop to be done (wait_for_stop). The lock is recursive (a signal handler that calls
+ * exit() inside fflush on the same thread goes on), and this thread holds nothing of the tracer's while it
+ * waits for it. glibc's fork takes it after the hook's fork handlers have taken the tracer's and the TLSF
+ * allocator's locks, the stop before: a fork in another thread meanwhile hung the process for good (found by
+ * review), so forks and the stop take turns (fork_gate.h). */
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
 static bool stop_registered;
@@ -220,20 +224,39 @@ extern void _IO_list_unlock(void);
 /* The forks under way finish first, and later ones wait: fork takes the
  * list lock after the hook's locks, the stop takes them after it
  * (fork_gate.h). */
+static _Atomic pid_t stop_thread; /* the thread running the stop */
+static atomic_bool stop_done;
+
 static void stop_after_destructors(void *arg) {
   (void)arg;
+  atomic_store(&stop_thread, gettid());
   hh__fork_gate_close();
   _IO_list_lock();
   hh__shutdown();
   _IO_list_unlock();
   hh__fork_gate_open();
+  atomic_store(&stop_done, true);
 }
 
-/* Registers stop_after_destructors once the hook is ready. */
+/* The handler after the stop: a thread that takes it while another runs
+ * the stop waits until the stop is done, at most 10 s, before it goes on
+ * to end the process. Not on the thread running the stop (exit() from a
+ * signal handler in it: the stop cannot finish before the handler returns). */
+static void wait_for_stop(void *arg) {
+  (void)arg;
+  if (!stop_registered || atomic_load(&stop_thread) == gettid()) return;
+  struct timespec ms = {0, 1000 * 1000};
+  for (int i = 0; i < 10000 && !atomic_load(&stop_done); i++) nanosleep(&ms, NULL);
+}
+
+/* Registers stop_after_destructors once the hook is ready, wait_for_stop
+ * before it (exit runs the handlers in the reverse of their registration). */
 static void register_stop(void) {
+  static bool wait_registered;
   if (stop_registered || atomic_load(&hh__state) != HH_READY) return;
   hh_guard guard = hh__guard_enter(); /* (glibc's handler list is not the program's) */
-  stop_registered = __cxa_atexit(stop_after_destructors, NULL, NULL) == 0;
+  if (!wait_registered) wait_registered = __cxa_atexit(wait_for_stop, NULL, NULL) == 0;
+  if (wait_registered) stop_registered = __cxa_atexit(stop_after_destructors, NULL, NULL) == 0;
   hh__guard_leave(guard);
 }
 

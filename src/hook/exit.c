@@ -1,5 +1,5 @@
-/* _exit and _Exit, exported by the preload libraries so that a process
- * that ends without exit() still finishes its trace: exit() runs the
+/* _exit, _Exit and daemon, exported by the preload libraries so that a
+ * process that ends without exit() still finishes its trace: exit() runs the
  * library's destructor, which writes every thread's buffered events and
  * END; _exit runs nothing. Forked children end that way (Python's
  * os._exit in multiprocessing workers, servers' workers), and so do
@@ -12,8 +12,12 @@
  * _exit too, and must not take the loader's locks. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "base/handlers.h"
@@ -40,6 +44,37 @@ __attribute__((noreturn)) static void end_process(int status) {
 
 EXPORT void _exit(int status) { end_process(status); }
 EXPORT void _Exit(int status) { end_process(status); }
+
+/* daemon(3) as glibc's does it, but for the parent's end: glibc's calls its
+ * internal _exit, not the one above, so a program that detached with it
+ * left a parent's trace with no event and no end (trace.daemon_call). The
+ * child starts a session, goes to / unless nochdir, and unless noclose
+ * puts /dev/null on 0, 1 and 2, failing with ENODEV when /dev/null is not
+ * the null device (1, 3). Its dup2 and close are the exported ones
+ * (fds.c): heaphook's own descriptors stay open. */
+EXPORT int daemon(int nochdir, int noclose) {
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid > 0) end_process(0);
+  if (setsid() < 0) return -1;
+  if (!nochdir) (void)chdir("/");
+  if (noclose) return 0;
+  int fd = open("/dev/null", O_RDWR);
+  if (fd < 0) return -1;
+  struct stat st;
+  int err = fstat(fd, &st) != 0 ? errno : 0;
+  if (err == 0 && (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))) err = ENODEV;
+  if (err != 0) {
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  dup2(fd, STDIN_FILENO);
+  dup2(fd, STDOUT_FILENO);
+  dup2(fd, STDERR_FILENO);
+  if (fd > STDERR_FILENO) close(fd);
+  return 0;
+}
 
 /* quick_exit runs the at_quick_exit handlers, then glibc's internal _exit,
  * not the one above: the trace is finished by a handler registered before

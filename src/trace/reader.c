@@ -489,14 +489,18 @@ static bool peek_header(hh_reader *r, uint64_t off, uint8_t h[HH_CHUNK_HEADER_BY
 }
 
 /* At the end, END's count against the events read: fewer means chunks are
- * missing (a trace with a chunk taken out read as whole). Not an EXEC's
- * count, which may fall short of what the file holds (trace-format.md). */
+ * missing (a trace with a chunk taken out read as whole), more that some
+ * are there twice or come from elsewhere (a chunk copied in, two traces
+ * joined: read as whole, with their events counted twice, until
+ * 2026-11-25). Not an EXEC's count, which may fall short of what the file
+ * holds (trace-format.md). */
 static void check_end_count(hh_reader *r) {
-  if (r->exec_path == NULL && r->events_read < r->end_events)
-    set_status(r, HH_READ_DAMAGED,
-               "trace damaged: its end record counts %" PRIu64 " events, the file holds %" PRIu64
-               " (chunks are missing)",
-               r->end_events, r->events_read);
+  if (r->exec_path != NULL || r->events_read == r->end_events) return;
+  set_status(
+      r, HH_READ_DAMAGED,
+      "trace damaged: its end record counts %" PRIu64 " events, the file holds %" PRIu64 " (%s)",
+      r->end_events, r->events_read,
+      r->events_read < r->end_events ? "chunks are missing" : "chunks are there twice, or not its own");
 }
 
 /* Whether the chunk at off (header h) lies whole in what can be read now,

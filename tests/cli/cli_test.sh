@@ -67,8 +67,14 @@ case $case_name in
     HEAPHOOK_TRACE_CHILDREN=0 "$hh" run -o "$work/t.%p.hhtrace" -- env "$prog" >out 2>err
     expect_rc 0 $? "run through env, children off"
     expect_in err " blocks still allocated at the exec"
-    expect_line err "heaphook: note: env then exec'd $prog, which was not traced (a static or set-user-ID program, or HEAPHOOK_TRACE_CHILDREN=0)"
+    note="which was not traced (a static or set-user-ID program, an environment without heaphook's LD_PRELOAD such as env -i gives, or HEAPHOOK_TRACE_CHILDREN=0)"
+    expect_line err "heaphook: note: env then exec'd $prog, $note"
     [ "$(ls t.* | wc -l)" = 1 ] || fail "traces with children off: $(ls t.*)"
+    # ... nor one whose environment has no LD_PRELOAD (env -i)
+    rm -f t.*
+    "$hh" run -o "$work/t.%p.hhtrace" -- env -i "$prog" >out 2>err
+    expect_rc 0 $? "run through env -i"
+    expect_line err "heaphook: note: env then exec'd $prog, $note"
     # A fixed -o (README's form): the wrapper's trace is that file, the
     # program's follows the numbered pattern. Before, the program could
     # not create the file (it existed), ran untraced, and the note blamed
@@ -87,6 +93,14 @@ case $case_name in
     "$hh" run -o adir -- "$prog" >out 2>err
     expect_rc 2 $? "run -o a directory"
     expect_line err "heaphook run: -o adir: it exists and is not a regular file"
+    # ... or lies in a directory that cannot take it: said before the
+    # program runs (it ran untraced)
+    "$hh" run -o nodir/t.hhtrace -- "$prog" >out 2>err
+    expect_rc 1 $? "run -o in a missing directory"
+    expect_line err "heaphook run: -o nodir/t.hhtrace: cannot create files in $(pwd -P)/nodir: No such file or directory"
+    [ "$(wc -l <err)" = 1 ] || fail "the program ran with -o in a missing directory: $(cat err)"
+    "$hh" run -o "$work/adir/t.%p.hhtrace" -- "$prog" >out 2>err
+    expect_rc 0 $? "run -o in a directory: $(cat err)"
     "$hh" run -o '' -- "$prog" >out 2>err
     expect_rc 2 $? "run -o ''"
     expect_line err "heaphook run: -o wants a file name, not an empty one (heaphook run --help)"
@@ -358,6 +372,8 @@ PY
     one 2 "heaphook flame: unknown option -x (heaphook flame --help)" flame -xo out x
     one 2 "heaphook report: unknown option -x (heaphook report --help)" report --json -x x
     one 2 "heaphook report: --top needs a value (heaphook report --help)" report x --top
+    one 2 'heaphook report: --top wants a number, not " 5" (heaphook report --help)' report x --top ' 5'
+    one 2 'heaphook report: --frames wants a number, not "99999999999999999999999" (heaphook report --help)' report x --frames 99999999999999999999999
     one 2 "heaphook plot: -o needs a value (heaphook plot --help)" plot x -o
     one 2 "heaphook report: --json takes no value (heaphook report --help)" report --json=1 x
     one 2 "heaphook run: --no-stacks takes no value (heaphook run --help)" run --no-stacks=1 -- true
@@ -438,6 +454,18 @@ PY
       grep -qx "heaphook ${cmd%% *}: cannot write standard output.*" err || fail "$cmd to /dev/full: stderr: $(cat err)"
       [ "$(wc -l <err)" = 1 ] || fail "$cmd to /dev/full: not one line: $(cat err)"
     done
+    # A closed standard output: a command that writes to it says so and
+    # exits 1; run, which writes nothing there, exits with the program's
+    # status (it exited 1: "cannot write standard output: Bad file
+    # descriptor").
+    "$hh" report t.hhtrace >&- 2>err
+    expect_rc 1 $? "report to a closed stdout"
+    grep -qx "heaphook report: cannot write standard output: Bad file descriptor" err ||
+      fail "report to a closed stdout: stderr: $(cat err)"
+    "$hh" run -o c.hhtrace -- true >&- 2>err
+    expect_rc 0 $? "run -- true with a closed stdout: $(cat err)"
+    "$hh" run -o c2.hhtrace -- sh -c 'exit 3' >&- 2>err
+    expect_rc 3 $? "run -- sh -c 'exit 3' with a closed stdout: $(cat err)"
     ;;
   progress_bar)
     # A bar on a terminal (script(1) gives the command one), none otherwise.

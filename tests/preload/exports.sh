@@ -1,6 +1,6 @@
 #!/bin/bash
 # preload.exports: a preload library exports exactly the hooked malloc family,
-# the exec family and _exit (recorders write what they hold before the
+# the exec family, _exit and daemon (recorders write what they hold before the
 # program image goes), dlclose (the tracer looks at the modules at once), the calls that close or replace descriptors and pipe2 (heaphook's
 # own descriptors stay open: src/hook/fds.c) and
 # heaphook's public API (a plug-in also hh_allocator_get), nothing else.
@@ -8,7 +8,7 @@
 set -u
 hooked="malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc
 pvalloc malloc_usable_size free_sized free_aligned_sized
-execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit dlclose dl_iterate_phdr
+execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit daemon dlclose dl_iterate_phdr
 close close_range closefrom dup2 dup3 pipe2"
 api="hh_allocator_of hh_thread_counts hh_marker"
 passed=0

@@ -285,6 +285,37 @@ static void test_end_count_short(void **state) {
   tb_free_all(&b);
 }
 
+/* A chunk copied into a trace: END counts fewer events than the file
+ * holds. It read as whole, with the copy's events counted twice. */
+static void test_end_count_long(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  for (int copy = 0; copy < 2; copy++) {
+    tb_chunk_begin(&b, 1, 10);
+    tb_alloc(&b, 0, 10, 0x1000, 8, 0, 0);
+    tb_alloc(&b, 0, 20, 0x2000, 8, 0, 0);
+    tb_chunk_end(&b, HH_CHUNK_RAW);
+  }
+  tb_chunk_begin(&b, 0, 100);
+  tb_end(&b, 100, 2);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  for (int merged = 0; merged <= 1; merged++) {
+    hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+    hh_merge *m = merged ? hh_merge_new(r, 0) : NULL;
+    hh_event ev;
+    while (merged ? hh_merge_next(m, &ev) : hh_reader_next(r, &ev)) {
+    }
+    assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
+    assert_string_equal(hh_reader_message(r),
+                        "trace damaged: its end record counts 2 events, the file holds 4 "
+                        "(chunks are there twice, or not its own)");
+    if (m) hh_merge_free(m);
+    hh_reader_close(r);
+  }
+  tb_free_all(&b);
+}
+
 /* Thread 2's chunk is written after thread 1's although its events are
  * interleaved with them; equal times go to the lower thread index. */
 static void test_merge_interleaved_chunks(void **state) {
@@ -1149,6 +1180,7 @@ int main(void) {
       cmocka_unit_test(test_exec_record),
       cmocka_unit_test(test_exec_failed_then_killed),
       cmocka_unit_test(test_end_count_short),
+      cmocka_unit_test(test_end_count_long),
       cmocka_unit_test(test_cut_at_every_byte_raw),
       cmocka_unit_test(test_cut_at_every_byte_zstd),
       cmocka_unit_test(test_flipped_bits_raw),

@@ -644,6 +644,51 @@ PY
     grep -q '^heaphook: trace .*: the trace file was deleted while the program ran; the trace is lost (.*); the program runs on without tracing$' e ||
       fail "unlink: warning: $(cat e)"
     ;;
+  file_size_limit)
+    # The program's file-size limit (ulimit -f, in KiB here) reached by the
+    # trace or the HEAPHOOK_LOG report: one warning, and the program runs
+    # on with its own output and status. Before, the kernel's SIGXFSZ
+    # ended it (status 153) when one of its own threads wrote: the header
+    # (the limit 0 runs), sampled mode's chunks, the report at exit; only
+    # the writer thread, which blocks every signal, was spared (it writes
+    # the chunk that crosses 1 KiB in the full-mode run here).
+    # bash's ulimit -f counts 1024-byte blocks; known.c's trace is ~2 KiB.
+    env "$HH_KNOWN" >plain.out 2>plain.err
+    # limit_run KIB WANT ENV...: known.c under the limit; stderr must be
+    # the one line WANT (a pattern). Its stdout and stderr go through pipes,
+    # which the limit does not apply to.
+    limit_run() {
+      local kib=$1 want=$2
+      shift 2
+      {
+        bash -c 'ulimit -f "$1" || exit 99; shift; exec "$@"' bash "$kib" env "$@" "$HH_KNOWN" 2>&1 1>&3 3>&- | cat >e
+        echo "${PIPESTATUS[0]}" >rc
+      } 3>&1 | cat >o
+      local rc
+      rc=$(cat rc)
+      [ $rc = 0 ] || fail "ulimit -f $kib, $*: exit status $rc: $(cat e)"
+      cmp -s o plain.out || fail "ulimit -f $kib, $*: output changed: $(cat o)"
+      [ "$(wc -l <e)" = 1 ] || fail "ulimit -f $kib, $*: stderr: $(cat e)"
+      grep -q "$want" e || fail "ulimit -f $kib, $*: warning: $(cat e)"
+    }
+    too_large='cannot write the trace file (File too large); the program runs on without tracing$'
+    for mode in "" "HEAPHOOK_TRACE_SAMPLE=1"; do
+      rm -f t.*
+      # shellcheck disable=SC2086
+      limit_run 1 "^heaphook: trace $dir/t.trace: $too_large" LD_PRELOAD="$HH_HEAPTRACK" \
+        HEAPHOOK_OUTPUT="$dir/t.trace" $mode
+      [ "$(stat -c %s t.trace)" -le 1024 ] || fail "$mode: the trace holds $(stat -c %s t.trace) bytes, over the limit"
+      "$HH_DUMP" -s t.trace >s.txt
+      # (cut inside a chunk, or, should a chunk end at 1024 bytes, after it)
+      grep -qE '^status (CUT_SHORT|NO_END) ' s.txt || fail "$mode: the trace should read as cut short: $(grep ^status s.txt)"
+      # the header itself over the limit
+      # shellcheck disable=SC2086
+      limit_run 0 "^heaphook: trace $dir/t0.trace: cannot create the trace file (File too large); the program runs on without tracing\$" \
+        LD_PRELOAD="$HH_HEAPTRACK" HEAPHOOK_OUTPUT="$dir/t0.trace" $mode
+    done
+    limit_run 0 "^heaphook: HEAPHOOK_LOG=$dir/log.txt: cannot write the report (File too large); it is lost\$" \
+      LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=counts HEAPHOOK_LOG="$dir/log.txt"
+    ;;
   fork_threads | conformance)
     # Stress under the tracer: 200 forks while 4 threads allocate (a
     # deadlock is caught by the program's alarm), or the conformance suite
@@ -1188,6 +1233,53 @@ PY
       fail "$n allocations of 32 bytes without a stack wanted: $(grep -c ' size=32 ' d.txt) of 32 bytes, $(grep -m1 ' size=32 ' d.txt)"
     expect 100000 d.txt "alloc malloc " " size=48 " "stack=allocate@hh_trace_dl_callback;"
     status_ok d.txt
+    ;;
+  daemon_call)
+    # A program that detaches with daemon(3) (daemon_call.c): the parent's
+    # trace is whole, as after _exit. glibc's daemon ends the parent with
+    # its internal _exit, which did not finish the trace: it had no event
+    # and no end ("killed or still running"). heaphook's daemon (hook/exit.c)
+    # must do to the daemon what glibc's does (session, directory,
+    # descriptors): its report is compared with the untraced run's.
+    # wait_report NAME: the daemon's report, once the daemon has ended.
+    wait_report() {
+      local i=0
+      while [ ! -s "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+      [ -s "$1" ] || fail "$1: the daemon wrote no report"
+      local pid
+      pid=$(sed -n 's/^pid=//p' "$1")
+      # running: there and not a zombie (an orphan waits for init to reap it)
+      running() { [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" != Z ]; }
+      i=0
+      while running "$pid" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+      running "$pid" && fail "$1: the daemon $pid still runs after 10 s"
+      grep -v '^pid=' "$1" >"$1.cmp"
+    }
+    for args in "1 1" "0 0"; do
+      rm -f ./*.report* t.*.hhtrace
+      # shellcheck disable=SC2086
+      "$HH_DAEMON_CALL" "$dir/u.report" $args 2>err || fail "untraced, daemon($args): exit status $?: $(cat err)"
+      wait_report "$dir/u.report"
+      # shellcheck disable=SC2086
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/t.%p.hhtrace" \
+        "$HH_DAEMON_CALL" "$dir/t.report" $args 2>err || fail "traced, daemon($args): exit status $?: $(cat err)"
+      [ -s err ] && fail "traced, daemon($args): stderr: $(head -3 err)"
+      wait_report "$dir/t.report"
+      cmp -s u.report.cmp t.report.cmp ||
+        fail "daemon($args): the daemon differs from the untraced run's: $(diff u.report.cmp t.report.cmp | tr '\n' ' ')"
+      child=$(sed -n 's/^pid=//p' t.report)
+      [ -f "t.$child.hhtrace" ] || fail "daemon($args): no trace of the daemon $child: $(ls)"
+      parent=$(ls t.*.hhtrace | grep -v "^t\.$child\.hhtrace\$")
+      [ "$(printf '%s\n' "$parent" | wc -l)" = 1 ] || fail "daemon($args): traces: $(ls t.*.hhtrace | tr '\n' ' ')"
+      dump "$parent" p.txt
+      status_ok p.txt
+      expect 500 p.txt "alloc malloc " " size=100 " "stack=before_daemon@hh_trace_daemon_call;"
+      expect 1 p.txt "alloc malloc " " size=999 " "stack=before_daemon@hh_trace_daemon_call;"
+      expect 500 p.txt "free free "
+      dump "t.$child.hhtrace" c.txt
+      status_ok c.txt
+      expect 10 c.txt "alloc malloc " " size=100 " "stack=in_daemon@hh_trace_daemon_call;"
+    done
     ;;
   daemon_stderr)
     # A daemon the program leaves holds no copy of the caller's stderr: the

@@ -22,6 +22,7 @@
 #include "base/cancel.h"
 #include "base/log.h"
 #include "base/own_fd.h"
+#include "base/quiet_write.h"
 #include "gate.h"
 #include "internal.h"
 #include "trace/model.h"
@@ -337,7 +338,7 @@ static bool write_all(const void *data, size_t n) {
     }
     int err = f < 0 ? errno : 0;
     while (f >= 0 && n > 0) {
-      ssize_t w = write(f, p, n);
+      ssize_t w = hh__write_quiet(f, p, n);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
         err = w < 0 ? errno : ENOSPC;
@@ -438,7 +439,7 @@ static bool calibrate(void) {
   int flags = f >= 0 ? fcntl(f, F_GETFL) : -1;
   bool ok = flags >= 0 && fcntl(f, F_SETFL, flags & ~O_APPEND) == 0;
   if (ok) {
-    ok = pwrite(f, &header, sizeof header, 0) == (ssize_t)sizeof header;
+    ok = hh__pwrite_quiet(f, &header, sizeof header, 0) == (ssize_t)sizeof header;
     fcntl(f, F_SETFL, flags);
   }
   hh__own_fd_done(&file);
