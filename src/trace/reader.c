@@ -547,6 +547,25 @@ static bool later_chunk_of(hh_reader *r, uint32_t thread) {
   return false;
 }
 
+/* Whether a whole chunk, its checksum right, starts in p[0..n), the bytes
+ * after the header of a chunk whose size runs past the end of the file: a
+ * chunk is written with one write(2), after the one before it, so a torn
+ * chunk is the file's last; one followed by a whole chunk has a damaged
+ * size (it read as cut short, the chunks after it dropped unsaid). */
+static bool whole_chunk_in(const hh_reader *r, const uint8_t *p, size_t n) {
+  for (size_t i = 0; i + HH_CHUNK_HEADER_BYTES <= n; i++) {
+    const uint8_t *q = memmem(p + i, n - i, HH_CHUNK_MAGIC, 4);
+    if (q == NULL) return false;
+    i = (size_t)(q - p);
+    if (i + HH_CHUNK_HEADER_BYTES > n) return false;
+    uint32_t stored = le32(q + 8);
+    if (stored <= n - i - HH_CHUNK_HEADER_BYTES &&
+        hh_chunk_sum(r->hdr.version, q + HH_CHUNK_HEADER_BYTES, stored) == le32(q + 16))
+      return true;
+  }
+  return false;
+}
+
 /* Reads the next chunk and points c at its decoded payload (valid until the
  * next call). Returns 1, or 0 at the end or on a problem (status set). A
  * provisional chunk that a later chunk of its thread supersedes is
@@ -614,8 +633,14 @@ next:
   }
   if (r->status != HH_READ_OK) return 0;
   if (got < stored) {
-    set_status(r, HH_READ_CUT_SHORT,
-               "trace cut short after %" PRIu64 " chunks; the rest of the run is missing", r->chunks);
+    if (whole_chunk_in(r, bytes, got))
+      set_status(r, HH_READ_DAMAGED,
+                 "trace damaged at byte offset %" PRIu64 ": chunk %" PRIu64
+                 "'s size runs past the end of the file, and whole chunks follow",
+                 off, r->chunks);
+    else
+      set_status(r, HH_READ_CUT_SHORT,
+                 "trace cut short after %" PRIu64 " chunks; the rest of the run is missing", r->chunks);
     return 0;
   }
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer reach the records */

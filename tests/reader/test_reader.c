@@ -316,6 +316,49 @@ static void test_end_count_long(void **state) {
   tb_free_all(&b);
 }
 
+/* A chunk whose stored size was damaged to run past the end of the file,
+ * whole chunks after it: damaged, not cut short (it read as cut short,
+ * the chunks after it dropped as a torn write's). Cut inside its last
+ * chunk instead, the same trace reads as cut short. */
+static void test_size_past_end_damaged(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  size_t first = 0, last = 0;
+  for (int i = 0; i < 3; i++) {
+    tb_chunk_begin(&b, 1, 10);
+    tb_alloc(&b, 0, 10 + (uint64_t)i, 0x1000 + 0x100 * (uint64_t)i, 8, 0, 0);
+    size_t at = tb_chunk_end(&b, i == 1 ? HH_CHUNK_ZSTD : HH_CHUNK_RAW);
+    if (i == 0) first = at;
+    last = at;
+  }
+  uint8_t *d = malloc(b.len);
+  assert_non_null(d);
+  memcpy(d, b.buf, b.len);
+  uint32_t huge = (uint32_t)b.len; /* past the end, within the sizes allowed */
+  memcpy(d + first + 8, &huge, 4);
+  memcpy(d + first + 12, &huge, 4);
+  hh_reader *r = hh_reader_open_mem(d, b.len, NULL, 0);
+  hh_event ev;
+  while (hh_reader_next(r, &ev)) {
+  }
+  assert_int_equal(hh_reader_status(r), HH_READ_DAMAGED);
+  char want[160];
+  snprintf(want, sizeof want,
+           "trace damaged at byte offset %zu: chunk 0's size runs past the end of the file, and whole "
+           "chunks follow",
+           first);
+  assert_string_equal(hh_reader_message(r), want);
+  hh_reader_close(r);
+  r = hh_reader_open_mem(b.buf, last + HH_CHUNK_HEADER_BYTES + 2, NULL, 0);
+  while (hh_reader_next(r, &ev)) {
+  }
+  assert_int_equal(hh_reader_status(r), HH_READ_CUT_SHORT);
+  hh_reader_close(r);
+  free(d);
+  tb_free_all(&b);
+}
+
 /* Thread 2's chunk is written after thread 1's although its events are
  * interleaved with them; equal times go to the lower thread index. */
 static void test_merge_interleaved_chunks(void **state) {
@@ -920,7 +963,8 @@ static void test_damaged_chunk_headers(void **state) {
       {4, 7, HH_READ_DAMAGED, "unknown chunk encoding 7"},
       {12, HH_CHUNK_MAX_DECODED + 1, HH_READ_DAMAGED, "impossible chunk sizes"},
       {8, 0xffffffffu, HH_READ_DAMAGED, "impossible chunk sizes"},
-      {8, 1000000, HH_READ_CUT_SHORT, "cut short after 0 chunks"},
+      /* (whole chunks follow: not a torn write; it read as cut short) */
+      {8, 1000000, HH_READ_DAMAGED, "chunk 0's size runs past the end of the file, and whole chunks follow"},
       {12, 3, HH_READ_DAMAGED, "does not decompress"},
       {16, 0, HH_READ_DAMAGED, "checksum mismatch in chunk 0"},
       {0, 0x4b434849, HH_READ_DAMAGED, "trace damaged at byte offset 64: bad chunk magic"},
@@ -1181,6 +1225,7 @@ int main(void) {
       cmocka_unit_test(test_exec_failed_then_killed),
       cmocka_unit_test(test_end_count_short),
       cmocka_unit_test(test_end_count_long),
+      cmocka_unit_test(test_size_past_end_damaged),
       cmocka_unit_test(test_cut_at_every_byte_raw),
       cmocka_unit_test(test_cut_at_every_byte_zstd),
       cmocka_unit_test(test_flipped_bits_raw),
