@@ -553,15 +553,23 @@ static bool later_chunk_of(hh_reader *r, uint32_t thread) {
  * chunk is the file's last; one followed by a whole chunk has a damaged
  * size (it read as cut short, the chunks after it dropped unsaid). */
 static bool whole_chunk_in(const hh_reader *r, const uint8_t *p, size_t n) {
+  /* Only headers that could be a chunk's are summed, and at most ~4 times
+   * n bytes in all: a file made of headers that each claim the rest of it
+   * took minutes (found by review). */
+  uint64_t budget = 4 * (uint64_t)n + (1u << 20);
   for (size_t i = 0; i + HH_CHUNK_HEADER_BYTES <= n; i++) {
     const uint8_t *q = memmem(p + i, n - i, HH_CHUNK_MAGIC, 4);
     if (q == NULL) return false;
     i = (size_t)(q - p);
     if (i + HH_CHUNK_HEADER_BYTES > n) return false;
-    uint32_t stored = le32(q + 8);
-    if (stored <= n - i - HH_CHUNK_HEADER_BYTES &&
-        hh_chunk_sum(r->hdr.version, q + HH_CHUNK_HEADER_BYTES, stored) == le32(q + 16))
-      return true;
+    uint32_t enc = le32(q + 4) & ~HH_CHUNK_PROVISIONAL, stored = le32(q + 8), decoded = le32(q + 12);
+    bool sizes_ok = decoded <= HH_CHUNK_MAX_DECODED &&
+                    ((enc == HH_CHUNK_RAW && stored == decoded) ||
+                     (enc == HH_CHUNK_ZSTD && stored <= ZSTD_compressBound(HH_CHUNK_MAX_DECODED)));
+    if (!sizes_ok || stored > n - i - HH_CHUNK_HEADER_BYTES) continue;
+    if (stored > budget) return false;
+    budget -= stored;
+    if (hh_chunk_sum(r->hdr.version, q + HH_CHUNK_HEADER_BYTES, stored) == le32(q + 16)) return true;
   }
   return false;
 }
