@@ -209,10 +209,12 @@ extern __typeof__(malloc) hh__own_malloc __attribute__((alias("malloc"), copy(ma
  * in the instant between the other's pop of this one and its lock got
  * past (exit_both failed once, on a loaded machine, on 2026-11-25), so a
  * second handler, registered just before this one and so run right after
- * it, waits for the stop to be done (wait_for_stop). The lock is recursive (a signal handler that calls
- * exit() inside fflush on the same thread goes on), and this thread holds nothing of the tracer's while it
- * waits for it. glibc's fork takes it after the hook's fork handlers have taken the tracer's and the TLSF
- * allocator's locks, the stop before: a fork in another thread meanwhile hung the process for good (found by
+ * it, waits for the stop to be done (wait_for_stop). The lock is
+ * recursive (a signal handler that calls exit() inside fflush on the same
+ * thread goes on), and this thread holds nothing of the tracer's while it
+ * waits for it. glibc's fork takes it after the hook's fork handlers have
+ * taken the tracer's and the TLSF allocator's locks, the stop before: a
+ * fork in another thread meanwhile hung the process for good (found by
  * review), so forks and the stop take turns (fork_gate.h). */
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
