@@ -202,6 +202,14 @@ int hh_cmd_run(int argc, char **argv) {
         hh_cli_error("run", "-o %s: it exists and is not a regular file", want);
         return HH_EXIT_USAGE;
       }
+      /* not a trace still being written: replacing it lost that run's
+       * ("the trace file was deleted while the program ran") */
+      pid_t writer = hh_run_trace_writer(fixed);
+      if (writer != 0) {
+        hh_cli_error("run", "-o %s: process %d is still writing that trace; give another name", want,
+                     (int)writer);
+        return HH_EXIT_FAIL;
+      }
       if (unlink(fixed) != 0) {
         hh_cli_error("run", "-o %s: cannot replace it: %s", want, strerror(errno));
         return HH_EXIT_FAIL;

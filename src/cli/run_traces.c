@@ -3,13 +3,16 @@
 #include "run_traces.h"
 
 #include <dirent.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "escape.h"
+#include "trace/format.h"
 #include "trace/naming.h"
 #include "trace/reader.h"
 #include "trace/xalloc.h"
@@ -17,6 +20,31 @@
 /* A trace is "ours" when it started after the run did (a second of slack:
  * the header's start is taken before the program's first allocation). */
 #define SLACK_NS 1000000000ull
+
+pid_t hh_run_trace_writer(const char *path) {
+  struct stat st;
+  hh_trace_header h;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return 0;
+  bool is_trace = fstat(fileno(f), &st) == 0 && fread(&h, sizeof h, 1, f) == 1 &&
+                  memcmp(h.magic, HH_TRACE_MAGIC, sizeof h.magic) == 0 && h.pid != 0;
+  fclose(f);
+  if (!is_trace) return 0;
+  char dir[64];
+  snprintf(dir, sizeof dir, "/proc/%" PRIu32 "/fd", h.pid);
+  DIR *d = opendir(dir);
+  if (d == NULL) return 0; /* gone (or another user's: not ours to replace anyway) */
+  pid_t writer = 0;
+  for (struct dirent *e; writer == 0 && (e = readdir(d)) != NULL;) {
+    char fd[64 + 256];
+    struct stat o;
+    snprintf(fd, sizeof fd, "%s/%s", dir, e->d_name);
+    if (e->d_name[0] != '.' && stat(fd, &o) == 0 && o.st_dev == st.st_dev && o.st_ino == st.st_ino)
+      writer = (pid_t)h.pid;
+  }
+  closedir(d);
+  return writer;
+}
 
 void hh_run_expand(const char *pattern, const char *pid, char *out, size_t size) {
   size_t n = 0;

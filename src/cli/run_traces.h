@@ -13,6 +13,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The live process that is writing the trace at path: the pid in its
+ * header when that process still has the file open, else 0 (not a trace,
+ * or its writer is gone). */
+pid_t hh_run_trace_writer(const char *path);
+
 /* pattern with "%p" -> pid ("%%" -> "%"), as the tracer expands it. */
 void hh_run_expand(const char *pattern, const char *pid, char *out, size_t size);
 

@@ -101,6 +101,17 @@ case $case_name in
     [ "$(wc -l <err)" = 1 ] || fail "the program ran with -o in a missing directory: $(cat err)"
     "$hh" run -o "$work/adir/t.%p.hhtrace" -- "$prog" >out 2>err
     expect_rc 0 $? "run -o in a directory: $(cat err)"
+    # ... or is a trace another run is still writing: replacing it lost
+    # that run's trace ("the trace file was deleted while the program ran")
+    "$hh" run -o live.hhtrace -- sleep 3 >/dev/null 2>live.err &
+    first=$!
+    for _ in $(seq 100); do [ -s live.hhtrace ] && break; sleep 0.05; done
+    "$hh" run -o live.hhtrace -- "$prog" >out 2>err
+    expect_rc 1 $? "run -o a trace still being written"
+    grep -qx "heaphook run: -o live.hhtrace: process [0-9]* is still writing that trace; give another name" err ||
+      fail "run -o a trace still being written: $(cat err)"
+    wait $first || fail "the first run: exit status $?: $(cat live.err)"
+    "$hh" report live.hhtrace >/dev/null 2>err || fail "the first run's trace: $(cat err)"
     "$hh" run -o '' -- "$prog" >out 2>err
     expect_rc 2 $? "run -o ''"
     expect_line err "heaphook run: -o wants a file name, not an empty one (heaphook run --help)"
