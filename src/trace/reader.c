@@ -547,6 +547,15 @@ static bool later_chunk_of(hh_reader *r, uint32_t thread) {
   return false;
 }
 
+/* Whether a chunk header's sizes are possible for its encoding (a known
+ * one: RAW or ZSTD): a raw chunk stores what it decodes to, a compressed
+ * one no more than zstd's bound for the largest chunk. */
+static bool chunk_sizes_ok(uint32_t enc, uint32_t stored, uint32_t decoded) {
+  return decoded <= HH_CHUNK_MAX_DECODED &&
+         ((enc == HH_CHUNK_RAW && stored == decoded) ||
+          (enc == HH_CHUNK_ZSTD && stored <= ZSTD_compressBound(HH_CHUNK_MAX_DECODED)));
+}
+
 /* Whether a whole chunk, its checksum right, starts in p[0..n), the bytes
  * after the header of a chunk whose size runs past the end of the file: a
  * chunk is written with one write(2), after the one before it, so a torn
@@ -563,10 +572,7 @@ static bool whole_chunk_in(const hh_reader *r, const uint8_t *p, size_t n) {
     i = (size_t)(q - p);
     if (i + HH_CHUNK_HEADER_BYTES > n) return false;
     uint32_t enc = le32(q + 4) & ~HH_CHUNK_PROVISIONAL, stored = le32(q + 8), decoded = le32(q + 12);
-    bool sizes_ok = decoded <= HH_CHUNK_MAX_DECODED &&
-                    ((enc == HH_CHUNK_RAW && stored == decoded) ||
-                     (enc == HH_CHUNK_ZSTD && stored <= ZSTD_compressBound(HH_CHUNK_MAX_DECODED)));
-    if (!sizes_ok || stored > n - i - HH_CHUNK_HEADER_BYTES) continue;
+    if (!chunk_sizes_ok(enc, stored, decoded) || stored > n - i - HH_CHUNK_HEADER_BYTES) continue;
     if (stored > budget) return false;
     budget -= stored;
     if (hh_chunk_sum(r->hdr.version, q + HH_CHUNK_HEADER_BYTES, stored) == le32(q + 16)) return true;
@@ -621,8 +627,7 @@ next:
                "trace damaged at byte offset %" PRIu64 ": unknown chunk encoding %" PRIu32, off, enc);
     return 0;
   }
-  if (decoded > HH_CHUNK_MAX_DECODED || (enc == HH_CHUNK_RAW && stored != decoded) ||
-      (enc == HH_CHUNK_ZSTD && stored > ZSTD_compressBound(HH_CHUNK_MAX_DECODED))) {
+  if (!chunk_sizes_ok(enc, stored, decoded)) {
     set_status(r, HH_READ_DAMAGED,
                "trace damaged at byte offset %" PRIu64 ": impossible chunk sizes (%" PRIu32
                " stored, %" PRIu32 " decoded)",
