@@ -7,3 +7,4 @@ HH=$BUILD/src/cli/heaphook
 LIB=$BUILD/src/libheaphook.so
 PROG=$BUILD/bench/hh_bench_overhead
 SHIM=$BUILD/bench/libhh_bench_shim.so
+SHIM_TESTS=$BUILD/bench/libhh_bench_shim_tests.so
