@@ -190,6 +190,20 @@ static void legend(plot *p, const hh_analysis *a) {
   }
 }
 
+/* text (valid UTF-8, with room for 3 more bytes) cut to fit the chart's
+ * width in the current font, "..." at its end when cut (cut at characters'
+ * ends: a cut through one made the text invalid). */
+static void fit_text(cairo_t *cr, char *text) {
+  cairo_text_extents_t e;
+  size_t keep = strlen(text);
+  cairo_text_extents(cr, text, &e);
+  while (e.width > WIDTH - 40 && keep > 4) {
+    keep = hh_utf8_cut(text, keep - 1);
+    memcpy(text + keep, "...", 4);
+    cairo_text_extents(cr, text, &e);
+  }
+}
+
 static void draw(cairo_t *cr, const hh_analysis *a, const char *title) {
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_paint(cr);
@@ -223,25 +237,27 @@ static void draw(cairo_t *cr, const hh_analysis *a, const char *title) {
   char head[200];
   char safe_title[180]; /* (valid UTF-8 that fits in head whole) */
   snprintf(head, sizeof head, "heap in use: %s", hh_utf8_safe(title, safe_title, sizeof safe_title));
+  fit_text(cr, head);
   cairo_text_extents_t e;
-  cairo_text_extents(cr, head, &e);
-  /* (cut at characters' ends: a cut through one made the text invalid) */
-  size_t keep = strlen(head);
-  cairo_text_extents(cr, head, &e);
-  while (e.width > WIDTH - 40 && keep > 4) {
-    keep = hh_utf8_cut(head, keep - 1);
-    memcpy(head + keep, "...", 4);
-    cairo_text_extents(cr, head, &e);
-  }
   text_at(cr, WIDTH / 2.0, 22, head, 0.5, 0.5);
   char peak[64], leaked[64], sub[200];
   hh__format_size(peak, sizeof peak, a->peak_bytes);
   hh__format_size(leaked, sizeof leaked, a->leaked_bytes);
-  snprintf(sub, sizeof sub, "peak %s at %.6g s; %s leaked at exit", peak, (double)a->peak_time_ns / 1e9,
-           leaked);
+  bool whole = a->status == HH_READ_OK;
+  snprintf(sub, sizeof sub, "peak %s at %.6g s; %s %s", peak, (double)a->peak_time_ns / 1e9, leaked,
+           whole ? "leaked at exit" : "still in use where the trace ends");
   cairo_set_font_size(cr, 11);
   cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
   text_at(cr, WIDTH / 2.0, 44, sub, 0.5, 0.5);
+  /* A trace cut short or damaged (or with no end yet) says so on the chart
+   * itself, which is shown without the command's message. */
+  if (!whole) {
+    char msg[300], safe[300], note[304]; /* (room for fit_text's "...") */
+    snprintf(note, sizeof note, "%s", hh_utf8_safe(hh_trace_note(a, msg, sizeof msg), safe, sizeof safe));
+    cairo_set_source_rgb(cr, 0.75, 0.05, 0.05);
+    fit_text(cr, note);
+    text_at(cr, WIDTH / 2.0, HEIGHT - 10, note, 0.5, 0.5);
+  }
 
   axes(&p);
   cairo_save(cr);

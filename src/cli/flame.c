@@ -177,7 +177,7 @@ static int tree_build(ftree *t, const hh_profile *p, hh_cost cost) {
 
 /* ---- SVG ------------------------------------------------------------------ */
 
-enum { SVG_WIDTH = 1200, FRAME_H = 16, PAD = 10, TITLE_H = 40, CHAR_W = 7 };
+enum { SVG_WIDTH = 1200, FRAME_H = 16, PAD = 10, TITLE_H = 40, NOTE_H = 18, CHAR_W = 7 };
 
 static const char *cost_unit(hh_cost cost) {
   return cost == HH_COST_ALLOCATIONS || cost == HH_COST_TEMPORARY ? "allocations" : "bytes";
@@ -263,7 +263,10 @@ int hh_write_flame_svg(FILE *out, const hh_profile *p, hh_cost cost, const char 
     tree_free(&t);
     return -1;
   }
-  int height = TITLE_H + (int)(t.max_depth + 1) * FRAME_H + 2 * PAD;
+  char buf[320];
+  const char *note = hh_trace_note(p->analysis, buf, sizeof buf);
+  int title_h = TITLE_H + (note ? NOTE_H : 0);
+  int height = title_h + (int)(t.max_depth + 1) * FRAME_H + 2 * PAD;
   fprintf(out,
           "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
           "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -274,7 +277,13 @@ int hh_write_flame_svg(FILE *out, const hh_profile *p, hh_cost cost, const char 
           "<text x=\"%d\" y=\"24\" text-anchor=\"middle\" style=\"font-size:16px\">",
           SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH / 2);
   hh_xml_put_text(out, title, 0);
-  fprintf(out, "</text>\n<text x=\"%d\" y=\"%d\">%s: %" PRIu64 " %s in all</text>\n", PAD, TITLE_H - 4,
+  fputs("</text>\n", out);
+  if (note) {
+    fprintf(out, "<text x=\"%d\" y=\"%d\" style=\"fill:#b00\">", PAD, TITLE_H);
+    hh_xml_put_text(out, note, 0);
+    fputs("</text>\n", out);
+  }
+  fprintf(out, "<text x=\"%d\" y=\"%d\">%s: %" PRIu64 " %s in all</text>\n", PAD, title_h - 4,
           hh_cost_name(cost), t.nodes[0].cost, cost_unit(cost));
   svg_ctx c = {.out = out, .t = &t, .cost = cost, .height = height};
   c.scale = t.nodes[0].cost ? (double)(SVG_WIDTH - 2 * PAD) / (double)t.nodes[0].cost : 0;

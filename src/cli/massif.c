@@ -194,7 +194,10 @@ int hh_write_massif(FILE *out, const hh_profile *p, const char *cmd, size_t max_
   snaps[n++] = (snap){end, a->leaked_bytes, SNAP_END};
   qsort(snaps, n, sizeof *snaps, by_time);
 
-  fputs("desc: heaphook trace (heap bytes requested; allocator overhead not recorded)\n", out);
+  char buf[320];
+  const char *note = hh_trace_note(p->analysis, buf, sizeof buf);
+  fprintf(out, "desc: heaphook trace (heap bytes requested; allocator overhead not recorded)%s%s\n",
+          note ? "; " : "", note ? note : "");
   fputs("cmd: ", out);
   for (const char *c = cmd; *c; c++) fputc(*c == '\n' || *c == '#' ? ' ' : *c, out);
   fputs("\ntime_unit: ms\n", out);

@@ -322,6 +322,9 @@ int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, 
     uint64_t cid = str_id(&e, comment);
     pb_uint(&e.out, 13, cid);
   }
+  char buf[320];
+  const char *note = hh_trace_note(a, buf, sizeof buf);
+  if (note) pb_uint(&e.out, 13, str_id(&e, note)); /* (pprof -comments lists both) */
   pb_uint(&e.out, 14, str_id(&e, "inuse_space"));
 
   bool oom = e.oom || e.out.oom || e.sub.oom || e.lines.oom || sample.oom || ids.oom;

@@ -24,6 +24,13 @@ const char *hh_frame_name(const hh_frame *f, char *buf, size_t size) {
   return buf;
 }
 
+const char *hh_trace_note(const hh_analysis *a, char *buf, size_t size) {
+  if (a->status == HH_READ_OK) return NULL;
+  snprintf(buf, size, "%s: %s", a->status == HH_READ_NO_END ? "warning" : "error",
+           a->status_message ? a->status_message : "the trace is not whole");
+  return buf;
+}
+
 int hh_profile_build(hh_profile *p, const hh_analysis *a, hh_stack_frames_fn frames, void *arg) {
   memset(p, 0, sizeof *p);
   p->analysis = a;

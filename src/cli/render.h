@@ -44,6 +44,14 @@ typedef struct hh_profile {
 int hh_profile_build(hh_profile *p, const hh_analysis *a, hh_stack_frames_fn frames, void *arg);
 void hh_profile_free(hh_profile *p);
 
+/* What a writer puts in its output when the analysis is of a trace that is
+ * not whole, in buf: "error: MESSAGE" (cut short, damaged) or "warning:
+ * MESSAGE" (no END: killed between chunks, or still being written), with
+ * the reader's message; NULL when the trace is whole. The command prints
+ * the same on standard error, which whoever opens the file later has not
+ * seen. */
+const char *hh_trace_note(const hh_analysis *a, char *buf, size_t size);
+
 /* The name shown for a frame: the function, else "module+0xOFFSET" (the
  * module's file name), else "0xADDRESS". Characters that would break the
  * formats (';', control characters, '#' for massif) are replaced by '_'. */

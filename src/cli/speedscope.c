@@ -6,10 +6,15 @@
  *                  "endValue", "samples": [[frame...]], "weights": [...]}],
  *    "name", "activeProfileIndex", "exporter"}
  *
+ * "name" is the command line, and the reader's note after it when the trace
+ * is not whole (hh_trace_note).
+ *
  * A frame is a function (name and source file: call sites in one function
  * share its frame, so speedscope's views add them up); a sample is one call
  * site, its stack outermost frame first, weighed by the profile's cost. */
+#define _GNU_SOURCE
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,7 +144,17 @@ int hh_write_speedscope(FILE *out, const hh_profile *p, const char *name) {
     fputs("]}", out);
   }
   fputs("],\n\"name\":", out);
-  hh_json_put_string(out, name, 0);
+  char buf[320];
+  const char *note = hh_trace_note(p->analysis, buf, sizeof buf);
+  if (note) {
+    /* (speedscope shows the name as the page's title) */
+    char *both = NULL;
+    if (asprintf(&both, "%s (%s)", name, note) < 0) goto done;
+    hh_json_put_string(out, both, 0);
+    free(both);
+  } else {
+    hh_json_put_string(out, name, 0);
+  }
   fputs(",\"activeProfileIndex\":0,\"exporter\":\"heaphook\"}\n", out);
   rc = 0;
 done:

@@ -66,13 +66,23 @@ case $case_name in
     expect_rc 0 $? "plot pdf"
     [ "$(head -c 5 heap.pdf)" = "%PDF-" ] || fail "heap.pdf does not start with %PDF-"
     tail -c 10 heap.pdf | grep -q '%%EOF' || fail "heap.pdf does not end with %%EOF"
-    if command -v pdftotext >/dev/null 2>&1; then
-      pdftotext heap.pdf heap.txt || fail "pdftotext"
-      expect_in heap.txt "named_allocs"
-      expect_in heap.txt "peak 10.9 KiB (11192 bytes)"
-      expect_in heap.txt "KiB"
-      expect_in heap.txt "time (seconds)"
-    fi
+    need pdftotext poppler-utils
+    pdftotext heap.pdf heap.txt || fail "pdftotext"
+    expect_in heap.txt "named_allocs"
+    expect_in heap.txt "peak 10.9 KiB (11192 bytes)"
+    expect_in heap.txt "2.9 KiB leaked at exit"
+    expect_in heap.txt "KiB"
+    expect_in heap.txt "time (seconds)"
+    grep -q 'error:\|warning:' heap.txt && fail "the chart of a whole trace has a note"
+    # a trace cut short (its END chunk torn): the chart says so itself
+    cp t.hhtrace cut.hhtrace && truncate -s -5 cut.hhtrace
+    "$hh" plot -o cut.pdf cut.hhtrace 2>err
+    expect_rc 1 $? "plot of a trace cut short"
+    expect_in err "heaphook plot: trace cut short after"
+    pdftotext cut.pdf cut.txt || fail "pdftotext (cut short)"
+    expect_in cut.txt "error: trace cut short after"
+    expect_in cut.txt "still in use where the trace ends"
+    grep -q 'leaked at exit' cut.txt && fail "the chart of a trace cut short speaks of the exit"
     "$hh" plot -o heap.svg t.hhtrace
     expect_rc 0 $? "plot svg"
     need python3 python3
@@ -104,6 +114,14 @@ case $case_name in
     grep -q '^    KB$' ms.txt || fail "ms_print's graph is not in KB"
     grep -q '^10.93^' ms.txt || fail "ms_print's graph does not top at 10.93 KB"
     grep -qE '^ *[0-9]+ +[0-9.,]+ +11,192 +11,192 +0 +0$' ms.txt || fail "no snapshot row of 11,192 bytes"
+    grep -q 'error:\|warning:' ms.txt && fail "the massif file of a whole trace has a note"
+    # a trace cut short: its massif file says so (ms_print shows it)
+    cp t.hhtrace cut.hhtrace && truncate -s -5 cut.hhtrace
+    "$hh" export --format massif -o cut.out cut.hhtrace 2>err
+    expect_rc 1 $? "export massif of a trace cut short"
+    ms_print cut.out >cut.txt 2>&1 || fail "ms_print (cut short)"
+    grep -q '^Massif arguments: .*; error: trace cut short after [0-9]* chunks' cut.txt ||
+      fail "ms_print of a trace cut short shows no note: $(head -5 cut.txt)"
     ;;
   export_pprof)
     need protoc protobuf-compiler

@@ -611,6 +611,85 @@ static void chart_with_text_not_utf8(void **state) {
   }
 }
 
+/* ---- a trace that is not whole --------------------------------------------- */
+
+/* Each file says so itself (hh_trace_note): whoever opens it later has not
+ * seen the command's message. Until 2026-11-25 a cut-short trace's chart,
+ * massif file, flame graph and profiles looked whole, the chart saying
+ * "0 B leaked at exit" of blocks it had simply not seen freed. */
+static void writers_say_the_trace_is_not_whole(void **state) {
+  (void)state;
+  char buf[320];
+  hh_analysis whole = fake_analysis();
+  assert_null(hh_trace_note(&whole, buf, sizeof buf));
+  static const struct {
+    hh_read_status status;
+    const char *message, *note;
+  } cases[] = {
+      {HH_READ_CUT_SHORT, "trace cut short after 3 chunks; the rest of the run is missing",
+       "error: trace cut short after 3 chunks; the rest of the run is missing"},
+      {HH_READ_DAMAGED, "chunk 2: checksum mismatch", "error: chunk 2: checksum mismatch"},
+      {HH_READ_NO_END, "trace has no end record after 4 chunks",
+       "warning: trace has no end record after 4 chunks"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    hh_analysis a = fake_analysis();
+    a.status = cases[i].status;
+    a.status_message = cases[i].message;
+    assert_string_equal(hh_trace_note(&a, buf, sizeof buf), cases[i].note);
+    hh_profile p;
+    assert_int_equal(hh_profile_build(&p, &a, fake_frames, NULL), 0);
+    char *text = NULL, want[400];
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(hh_write_massif(out, &p, "prog", 0), 0);
+    fflush(out);
+    snprintf(want, sizeof want,
+             "desc: heaphook trace (heap bytes requested; allocator overhead not recorded); %s\ncmd: prog\n",
+             cases[i].note);
+    assert_non_null(strstr(text, want));
+    rewind(out);
+    assert_int_equal(hh_write_speedscope(out, &p, "prog"), 0);
+    fputc(0, out);
+    fflush(out);
+    snprintf(want, sizeof want, "\"name\":\"prog (%s)\",", cases[i].note);
+    assert_non_null(strstr(text, want));
+    rewind(out);
+    assert_int_equal(hh_write_flame_svg(out, &p, HH_COST_PEAK, "prog"), 0);
+    fputc(0, out);
+    fflush(out);
+    snprintf(want, sizeof want, "<text x=\"10\" y=\"40\" style=\"fill:#b00\">%s</text>", cases[i].note);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "<text x=\"10\" y=\"54\">peak: ")); /* (below the note) */
+    fclose(out);
+    free(text);
+    /* pprof: the command, then the note, as the profile's comments */
+    uint8_t *data;
+    size_t size;
+    assert_int_equal(hh_pprof_encode(&p, NULL, 0, "prog", &data, &size), 0);
+    const uint8_t *q = data, *end = data + size;
+    field fl;
+    uint64_t comments[4], ncomments = 0, nstrings = 0;
+    const uint8_t *strings[64];
+    size_t lens[64];
+    while (next_field(&q, end, &fl)) {
+      if (fl.num == 6 && nstrings < 64) {
+        strings[nstrings] = fl.p;
+        lens[nstrings++] = fl.len;
+      }
+      if (fl.num == 13 && ncomments < 4) comments[ncomments++] = fl.v;
+    }
+    assert_int_equal(ncomments, 2);
+    assert_true(comments[0] < nstrings && comments[1] < nstrings);
+    assert_int_equal(lens[comments[0]], 4);
+    assert_memory_equal(strings[comments[0]], "prog", 4);
+    assert_int_equal(lens[comments[1]], strlen(cases[i].note));
+    assert_memory_equal(strings[comments[1]], cases[i].note, strlen(cases[i].note));
+    free(data);
+    hh_profile_free(&p);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(utf8_everywhere),
@@ -632,6 +711,7 @@ int main(void) {
       cmocka_unit_test(json_strings_are_utf8),
       cmocka_unit_test_setup_teardown(chart_renders_three_formats, setup, teardown),
       cmocka_unit_test(chart_of_an_empty_trace),
+      cmocka_unit_test(writers_say_the_trace_is_not_whole),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
