@@ -34,7 +34,14 @@ static int vprint(int fd, const char *prefix, const char *fmt, va_list ap, const
   memcpy(buf, prefix, plen);
   len = plen;
   int n = vsnprintf(buf + len, HH_LOG_MAX, fmt, ap);
-  if (n > 0) len += (size_t)n < HH_LOG_MAX - 1 ? (size_t)n : HH_LOG_MAX - 1;
+  if (n > 0 && (size_t)n < HH_LOG_MAX) {
+    len += (size_t)n;
+  } else if (n > 0) {
+    /* cut: said by "..." in place of the last bytes kept (a path named
+     * whole but for its end read as the whole path) */
+    len += HH_LOG_MAX - 1;
+    memcpy(buf + len - 3, "...", 3);
+  }
   size_t slen = strlen(suffix);
   memcpy(buf + len, suffix, slen);
   len += slen;

@@ -11,7 +11,8 @@
  * thread logs. */
 #define HH_LOG_MAX 1024u
 
-/* Writes "heaphook: <message>\n" to stderr. The message is cut at HH_LOG_MAX bytes.
+/* Writes "heaphook: <message>\n" to stderr. The message is cut at HH_LOG_MAX bytes,
+ * its last three then "...".
  * snprintf with the plain conversions (%s %d %zu %llu %x %p) does not
  * allocate in glibc; do not use %f or positional arguments here. */
 void hh__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

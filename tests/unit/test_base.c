@@ -7,12 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "base/env.h"
+#include "base/log.h"
 #include "base/own_fd.h"
 #include "base/size.h"
 
@@ -209,8 +211,32 @@ static void own_fd_makes_room_for_the_program(void **state) {
   hh__own_fd_close(&o);
 }
 
+/* A message longer than HH_LOG_MAX is cut, and says so with "..." at its
+ * end (a path cut short read as the whole path). */
+static void log_cut_says_so(void **state) {
+  (void)state;
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  static char path[HH_LOG_MAX + 200];
+  memset(path, 'a', sizeof path - 1);
+  hh__dprint(fds[1], "cannot open %s: %s", path, "Permission denied");
+  hh__dprint(fds[1], "|short %d|", 42);
+  close(fds[1]);
+  static char got[2 * HH_LOG_MAX];
+  size_t len = 0;
+  ssize_t n;
+  while ((n = read(fds[0], got + len, sizeof got - 1 - len)) > 0) len += (size_t)n;
+  close(fds[0]);
+  got[len] = 0;
+  assert_int_equal(len, HH_LOG_MAX - 1 + strlen("|short 42|"));
+  assert_memory_equal(got, "cannot open aaa", 15);
+  assert_memory_equal(got + HH_LOG_MAX - 5, "a...|short 42|", 14);
+  assert_int_equal(hh__dprint_error(), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(log_cut_says_so),
       cmocka_unit_test(parse_size_accepts_bytes_and_suffixes),
       cmocka_unit_test(parse_size_rejects_what_is_not_a_size),
       cmocka_unit_test(parse_bool_words),
