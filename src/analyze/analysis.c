@@ -602,7 +602,10 @@ static void on_event(state *s, const hh_event *ev) {
       bool counts = true;
       if (b) {
         counts = ev->addr != ev->old_addr || ev->weight > b->bytes; /* moved or grew */
-        release(s, b, slot, false, temporary(s, b, slot));          /* not a free in the totals */
+        /* not a free in the totals; a temporary allocation only when the
+         * realloc counts as its free (a block shrunk in place and kept to
+         * the end was "temporary" and leaked at once) */
+        release(s, b, slot, false, counts && temporary(s, b, slot));
         s->last_alloc[slot] = 0;
       } else if (s->sampled) {
         counts = ev->addr != ev->old_addr; /* the old block was not sampled: moved, or not known to grow */
@@ -820,10 +823,9 @@ static void state_free(state *s) {
   hh_handoff_free(&s->parked);
 }
 
-int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, char *err, size_t err_size) {
+hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
   static const hh_analyze_options defaults = {0};
   if (!opt) opt = &defaults;
-  *out = NULL;
   hh_analysis *a = xcalloc(1, sizeof *a);
   state s = {0};
   s.r = r;
@@ -896,13 +898,6 @@ int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, c
 
   a->status = hh_reader_status(r);
   a->status_message = hh_reader_message(r);
-  if (a->status != HH_READ_OK && a->status != HH_READ_NO_END && hh_reader_chunks(r) == 0) {
-    if (err && err_size) snprintf(err, err_size, "%s", hh_reader_message(r));
-    free(s.tl);
-    state_free(&s);
-    hh_analysis_free(a);
-    return -1;
-  }
   a->duration_ns = pass.end && pass.end_time > pass.last_time ? pass.end_time : pass.last_time;
   a->leaked_bytes = s.heap;
   a->leaked_blocks = s.live_blocks;
@@ -967,8 +962,7 @@ int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, c
   }
 
   state_free(&s);
-  *out = a;
-  return 0;
+  return a;
 }
 
 void hh_analysis_free(hh_analysis *a) {

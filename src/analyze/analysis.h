@@ -153,11 +153,12 @@ typedef struct hh_analyze_options {
   double progress_after;
 } hh_analyze_options;
 
-/* Reads every event of r in time order and fills *out. Returns 0, or -1 with
- * a one-line message in err when nothing could be analysed. A trace that is
- * cut short or damaged after some events is analysed up to there: out->status
- * says so and the command prints out->status_message. */
-int hh_analyze(hh_reader *r, const hh_analyze_options *opt, hh_analysis **out, char *err, size_t err_size);
+/* Reads every event of r in time order: the analysis (out of memory ends
+ * the process, as everywhere here). A trace that is cut short or damaged is
+ * analysed up to there, even one broken inside its first chunk (an empty
+ * analysis: until 2026-11-25 that was an error and `report --json` wrote
+ * nothing); ->status says so and the command prints ->status_message. */
+hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt);
 void hh_analysis_free(hh_analysis *a);
 
 /* Sites sorted by cost, descending (ties by stack id); the array is the

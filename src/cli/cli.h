@@ -83,5 +83,7 @@ hh_reader *hh_cli_open_trace(const char *cmd, const char *path);
  * Returns the exit status it implies: 0 for a complete trace or one with no
  * END record (a killed program's), 1 for a cut short or damaged one. */
 int hh_cli_report_status(const char *cmd, const hh_reader *r);
+/* The same, the message after "NAME: " (diff's two traces: which is it). */
+int hh_cli_report_status_of(const char *cmd, const char *name, const hh_reader *r);
 
 #endif

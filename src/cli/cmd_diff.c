@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,11 @@ static const char usage[] =
     "usage: heaphook diff [--json] [--top N] [--frames N] A B\n"
     "\n"
     "Compares two traces (e.g. before and after a change) call site by call site:\n"
-    "allocations, bytes allocated, bytes at the peak and bytes leaked at exit in A, in\n"
-    "B, and the difference B - A. Call sites are matched by their stacks' function\n"
-    "names (stack ids and line numbers may differ between the runs), and listed by\n"
-    "the size of the change of their bytes at the peak: first what grew, then what\n"
-    "shrank. A totals line compares the whole runs.\n"
+    "allocations, bytes allocated, temporary allocations, bytes at the peak and bytes\n"
+    "leaked at exit in A, in B, and the difference B - A. Call sites are matched by\n"
+    "their stacks' function names (stack ids and line numbers may differ between the\n"
+    "runs), and listed by the size of the change of their bytes at the peak: first\n"
+    "what grew, then what shrank. A totals line compares the whole runs.\n"
     "\n"
     "Exits 1 when either trace is cut short or damaged (after printing the diff).\n"
     "\n"
@@ -105,16 +106,24 @@ static int cmp_row(const void *x, const void *y) {
   ma = mag(delta(a->v[0].bytes, a->v[1].bytes));
   mb = mag(delta(b->v[0].bytes, b->v[1].bytes));
   if (ma != mb) return ma > mb ? -1 : 1;
+  ma = mag(delta(a->v[0].allocations, a->v[1].allocations));
+  mb = mag(delta(b->v[0].allocations, b->v[1].allocations));
+  if (ma != mb) return ma > mb ? -1 : 1;
+  ma = mag(delta(a->v[0].temporary, a->v[1].temporary));
+  mb = mag(delta(b->v[0].temporary, b->v[1].temporary));
+  if (ma != mb) return ma > mb ? -1 : 1;
   return strcmp(a->key, b->key);
 }
 
 /* How a row changed: 1 grew, -1 shrank, 0 the same (by peak, then leaked,
- * then bytes allocated, then allocations). */
+ * then bytes allocated, allocations, temporary allocations, leaked blocks:
+ * a site whose temporary allocations alone changed was left out). */
 static int direction(const row *r) {
-  int64_t d[4] = {delta(r->v[0].peak_bytes, r->v[1].peak_bytes),
-                  delta(r->v[0].leaked_bytes, r->v[1].leaked_bytes), delta(r->v[0].bytes, r->v[1].bytes),
-                  delta(r->v[0].allocations, r->v[1].allocations)};
-  for (int i = 0; i < 4; i++)
+  int64_t d[6] = {
+      delta(r->v[0].peak_bytes, r->v[1].peak_bytes), delta(r->v[0].leaked_bytes, r->v[1].leaked_bytes),
+      delta(r->v[0].bytes, r->v[1].bytes),           delta(r->v[0].allocations, r->v[1].allocations),
+      delta(r->v[0].temporary, r->v[1].temporary),   delta(r->v[0].leaked_blocks, r->v[1].leaked_blocks)};
+  for (int i = 0; i < 6; i++)
     if (d[i]) return d[i] > 0 ? 1 : -1;
   return 0;
 }
@@ -123,16 +132,26 @@ static void put_change(FILE *out, const char *what, uint64_t a, uint64_t b) {
   fprintf(out, "%s %+" PRId64 " (%" PRIu64 " -> %" PRIu64 ")", what, delta(a, b), a, b);
 }
 
+/* One line: A's numbers against B's; temporary allocations when both
+ * traces know them (a sampled trace does not). */
+static void text_changes(FILE *out, const side *a, const side *b, const input *in) {
+  put_change(out, "peak bytes", a->peak_bytes, b->peak_bytes);
+  fputs(", ", out);
+  put_change(out, "leaked bytes", a->leaked_bytes, b->leaked_bytes);
+  fputs(", ", out);
+  put_change(out, "allocations", a->allocations, b->allocations);
+  fputs(", ", out);
+  put_change(out, "bytes allocated", a->bytes, b->bytes);
+  if (in[0].l.analysis->temporary_known && in[1].l.analysis->temporary_known) {
+    fputs(", ", out);
+    put_change(out, "temporary", a->temporary, b->temporary);
+  }
+  fputc('\n', out);
+}
+
 static void text_row(FILE *out, const row *r, input *in, size_t frames) {
   fputs("  ", out);
-  put_change(out, "peak bytes", r->v[0].peak_bytes, r->v[1].peak_bytes);
-  fputs(", ", out);
-  put_change(out, "leaked bytes", r->v[0].leaked_bytes, r->v[1].leaked_bytes);
-  fputs(", ", out);
-  put_change(out, "allocations", r->v[0].allocations, r->v[1].allocations);
-  fputs(", ", out);
-  put_change(out, "bytes allocated", r->v[0].bytes, r->v[1].bytes);
-  fputc('\n', out);
+  text_changes(out, &r->v[0], &r->v[1], in);
   hh_report_text_stack(out, in[r->trace].l.sym, in[r->trace].l.reader, r->stack, frames);
 }
 
@@ -248,14 +267,7 @@ int hh_cmd_diff(int argc, char **argv) {
           fprintf(out, "%s: %s: %s\n", in[k].l.analysis->status == HH_READ_NO_END ? "warning" : "error",
                   k ? "B" : "A", in[k].l.analysis->status_message);
       fputs("totals: ", out);
-      put_change(out, "peak bytes", ta.peak_bytes, tb.peak_bytes);
-      fputs(", ", out);
-      put_change(out, "leaked bytes", ta.leaked_bytes, tb.leaked_bytes);
-      fputs(", ", out);
-      put_change(out, "allocations", ta.allocations, tb.allocations);
-      fputs(", ", out);
-      put_change(out, "bytes allocated", ta.bytes, tb.bytes);
-      fputc('\n', out);
+      text_changes(out, &ta, &tb, in);
       for (int dir = 1; dir >= -1; dir -= 2) {
         size_t total = dir > 0 ? ngrew : nshrank, shown = 0;
         fprintf(out, "\n%s (%zu call sites)%s\n", dir > 0 ? "grew" : "shrank", total, total ? ":" : "");
@@ -271,7 +283,9 @@ int hh_cmd_diff(int argc, char **argv) {
     free(order);
   }
   for (int k = 0; k < 2; k++) {
-    int s = hh_cli_report_status("diff", in[k].l.reader);
+    char name[64 + PATH_MAX];
+    snprintf(name, sizeof name, "%s (%s)", k ? "B" : "A", in[k].path);
+    int s = hh_cli_report_status_of("diff", name, in[k].l.reader);
     if (s > rc) rc = s;
   }
 done:

@@ -104,7 +104,6 @@ int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_lo
   memset(out, 0, sizeof *out);
   out->reader = hh_cli_open_trace(cmd, path);
   if (!out->reader) return HH_EXIT_FAIL;
-  char err[512];
   hh_analyze_options aopt = {.peak_blocks = opt->peak_blocks, .progress = true};
   /* HEAPHOOK_PROGRESS_AFTER=SECONDS: show the bar sooner or later than
    * after one second (the tests use 0.000001 to see it on a small trace). */
@@ -130,13 +129,8 @@ int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_lo
     if (w->sym != NULL) hh_sym_hold_warnings(w->sym, true);
     if (w->sym == NULL || (side = hh_side_start("hh-symbols", warm_run, warm_free, w)) == NULL) warm_free(w);
   }
-  int rc = hh_analyze(out->reader, &aopt, &out->analysis, err, sizeof err);
-  if (side) out->sym = warm_end(side, w, rc == 0 ? out->reader : NULL, opt);
-  if (rc != 0) {
-    hh_cli_error(cmd, "%s", err);
-    hh_loaded_free(out);
-    return HH_EXIT_FAIL;
-  }
+  out->analysis = hh_analyze(out->reader, &aopt);
+  if (side) out->sym = warm_end(side, w, out->reader, opt);
   if (!opt->status_later) out->status = hh_cli_report_status(cmd, out->reader);
   out->command = command_line(out->reader, path, &out->has_command);
   if (!out->command) goto oom;

@@ -271,14 +271,20 @@ hh_reader *hh_cli_open_trace(const char *cmd, const char *path) {
 }
 
 int hh_cli_report_status(const char *cmd, const hh_reader *r) {
+  return hh_cli_report_status_of(cmd, NULL, r);
+}
+
+int hh_cli_report_status_of(const char *cmd, const char *name, const hh_reader *r) {
+  const char *sep = name ? ": " : "";
+  if (!name) name = "";
   switch (hh_reader_status(r)) {
     case HH_READ_OK:
       return HH_EXIT_OK;
     case HH_READ_NO_END:
-      hh_cli_error(cmd, "warning: %s", hh_reader_message(r));
+      hh_cli_error(cmd, "warning: %s%s%s", name, sep, hh_reader_message(r));
       return HH_EXIT_OK;
     default:
-      hh_cli_error(cmd, "%s", hh_reader_message(r));
+      hh_cli_error(cmd, "%s%s%s", name, sep, hh_reader_message(r));
       return HH_EXIT_FAIL;
   }
 }

@@ -34,9 +34,8 @@ static void many_threads(void **state) {
   tb_end(&b, N + 2, N + 1);
   tb_chunk_end(&b, HH_CHUNK_ZSTD);
   hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
-  hh_analysis *a = NULL;
-  char err[256];
-  assert_int_equal(hh_analyze(r, &(hh_analyze_options){0}, &a, err, sizeof err), 0);
+  hh_analysis *a = hh_analyze(r, &(hh_analyze_options){0});
+  assert_non_null(a);
   assert_int_equal(a->nthreads, N + 1);
   assert_int_equal(a->allocations, N + 1);
   size_t seen = 0;
@@ -94,9 +93,8 @@ static void handoff(void **state) {
   tb_chunk_end(&b, HH_CHUNK_RAW);
 
   hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
-  hh_analysis *a = NULL;
-  char err[256];
-  assert_int_equal(hh_analyze(r, &(hh_analyze_options){0}, &a, err, sizeof err), 0);
+  hh_analysis *a = hh_analyze(r, &(hh_analyze_options){0});
+  assert_non_null(a);
   assert_int_equal(a->allocations, 6);
   assert_int_equal(a->frees, 5);
   assert_int_equal(a->unknown_frees, 2);
@@ -159,9 +157,8 @@ static void temporary_per_thread(void **state) {
   tb_end(&b, 700, 9);
   tb_chunk_end(&b, HH_CHUNK_RAW);
   hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
-  hh_analysis *a = NULL;
-  char err[256];
-  assert_int_equal(hh_analyze(r, &(hh_analyze_options){0}, &a, err, sizeof err), 0);
+  hh_analysis *a = hh_analyze(r, &(hh_analyze_options){0});
+  assert_non_null(a);
   assert_int_equal(a->allocations, 5);
   assert_int_equal(a->frees, 4);
   assert_int_equal(a->temporary, 1);
@@ -174,9 +171,8 @@ static void temporary_per_thread(void **state) {
 
 static hh_analysis *analyze_built(tb *b, size_t max_points, hh_reader **rp) {
   hh_reader *r = hh_reader_open_mem(b->buf, b->len, NULL, 0);
-  hh_analysis *a = NULL;
-  char err[256];
-  assert_int_equal(hh_analyze(r, &(hh_analyze_options){.max_points = max_points}, &a, err, sizeof err), 0);
+  hh_analysis *a = hh_analyze(r, &(hh_analyze_options){.max_points = max_points});
+  assert_non_null(a);
   *rp = r;
   return a;
 }

@@ -1,9 +1,12 @@
 /* A program whose heap use is known exactly, for `heaphook report` and
  * `heaphook diff`. No stdio (its buffers would be allocations too).
- *   report_prog [LEAKS [threads | grow N]]
+ *   report_prog [LEAKS [threads | grow N | pairs]]
  * in this order:
  *   leaky(LEAKS):  LEAKS (default 3) blocks of 1000 bytes, never freed
- *   temp():        100 x malloc(64) + free at once: 100 temporary allocations
+ *   temp():        100 x malloc(64) + free at once: 100 temporary allocations;
+ *                  with "pairs" the same 100 blocks two at a time (malloc a,
+ *                  malloc b, free a, free b): no temporary allocation, all
+ *                  else the same
  *   with "threads": two threads named "worker-a" and "worker-b", each
  *                  worker() allocates 10 x 500 bytes, then frees them
  *                  (joined before what follows)
@@ -26,11 +29,13 @@ __attribute__((noinline)) void leaky(int n) {
   for (int i = 0; i < n; i++) sink[i % 16] = malloc(1000);
 }
 
-__attribute__((noinline)) void temp(void) {
-  for (int i = 0; i < 100; i++) {
-    void *p = malloc(64);
+__attribute__((noinline)) void temp(int pairs) {
+  for (int i = 0; i < 100; i += 1 + pairs) {
+    void *p = malloc(64), *q = pairs ? malloc(64) : NULL;
     sink[15] = p;
+    sink[14] = q;
     free(p);
+    if (q) free(q);
   }
 }
 
@@ -57,7 +62,7 @@ __attribute__((noinline)) void *worker(void *name) {
 int main(int argc, char **argv) {
   int leaks = argc > 1 ? atoi(argv[1]) : 3;
   leaky(leaks);
-  temp();
+  temp(argc > 2 && strcmp(argv[2], "pairs") == 0);
   if (argc > 2 && strcmp(argv[2], "threads") == 0) {
     pthread_t a, b;
     pthread_create(&a, NULL, worker, "worker-a");

@@ -153,6 +153,37 @@ eq("changed", d["sites_changed"], 1)
     "$hh" diff b.hhtrace a.hhtrace >r.txt 2>err
     expect_in r.txt "  peak bytes -2000 (5000 -> 3000), leaked bytes -2000 (5000 -> 3000)"
     expect_in r.txt "shrank (1 call sites):"
+    # Only temporary allocations changed (the same blocks two at a time):
+    # the site was left out of the diff, which said nothing changed.
+    run_prog p.hhtrace 3 pairs
+    "$hh" diff a.hhtrace p.hhtrace >t.txt 2>err
+    expect_rc 0 $? "diff pairs"
+    expect_in t.txt "totals: peak bytes +0 (53000 -> 53000), leaked bytes +0 (3000 -> 3000), allocations +0 (108 -> 108), bytes allocated +0 (59400 -> 59400), temporary -100 (100 -> 0)"
+    expect_in t.txt "shrank (1 call sites):"
+    expect_in t.txt "  peak bytes +0 (0 -> 0), leaked bytes +0 (0 -> 0), allocations +0 (100 -> 100), bytes allocated +0 (6400 -> 6400), temporary -100 (100 -> 0)"
+    expect_in t.txt "        temp (report_prog.c:"
+    "$hh" diff --json a.hhtrace p.hhtrace >t.json 2>err
+    json_check t.json '
+eq("changed", (d["sites_changed"], d["sites_grew"], d["sites_shrank"]), (1, 0, 1))
+r = d["sites"][0]
+assert r["key"].endswith(";temp"), r["key"]
+eq("temp delta", r["delta"], {"allocations": 0, "bytes": 0, "temporary": -100, "peak_bytes": 0, "leaked_bytes": 0, "leaked_blocks": 0})
+'
+    # A trace cut inside its first chunk is a run with nothing in it yet,
+    # reported as cut short (it was an error, and report --json printed
+    # nothing); diff says which of its traces is not whole.
+    head -c 80 a.hhtrace >cut.hhtrace
+    "$hh" report --json cut.hhtrace >cut.json 2>err
+    expect_rc 1 $? "report --json of a trace cut in its first chunk"
+    expect_in err "heaphook report: trace cut short after 0 chunks"
+    json_check cut.json '
+eq("status", d["trace"]["status"], "cut_short")
+eq("events", (d["totals"]["events"], d["totals"]["allocations"]), (0, 0))
+'
+    "$hh" diff a.hhtrace cut.hhtrace >c.txt 2>err
+    expect_rc 1 $? "diff against a trace cut in its first chunk"
+    expect_in err "heaphook diff: B (cut.hhtrace): trace cut short after 0 chunks; the rest of the run is missing"
+    expect_in c.txt "error: B: trace cut short after 0 chunks"
     # a trace against itself: nothing changed
     "$hh" diff a.hhtrace a.hhtrace >s.txt 2>err
     expect_rc 0 $? "diff A A"
