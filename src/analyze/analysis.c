@@ -87,10 +87,20 @@ int hh_cost_parse(const char *name, hh_cost *out) {
 
 /* ---- live blocks ---------------------------------------------------------- */
 
+/* A live block's allocation ordinal and its thread's slot share a word:
+ * 2^40 allocations (past those only the list of blocks at the peak can be
+ * wrong), 2^24 - 1 threads (past those the last slot takes the rest). Until
+ * 2026-11-25 the slot had 16 bits: the 65,535th thread's numbers took
+ * every later thread's, which a thread per request reached. */
+#define SLOT_BITS 24
+#define SLOT_MASK ((1u << SLOT_BITS) - 1)
+#define ORDINAL_OF(o) ((o) >> SLOT_BITS)
+#define SLOT_OF(o) ((uint32_t)(o)&SLOT_MASK)
+
 typedef struct block {
   uint64_t addr; /* 0: empty slot */
   uint64_t bytes;
-  uint64_t ordinal; /* allocation ordinal << 16 | thread slot */
+  uint64_t ordinal; /* allocation ordinal << SLOT_BITS | thread slot */
   uint32_t site;
   uint32_t count; /* estimated blocks it stands for (1 unless sampled) */
 } block;
@@ -324,8 +334,8 @@ static uint32_t thread_slot_lookup(state *s, uint32_t index) {
   else
     while (i < s->nthreads && s->thread_index[i] != index) i++;
   if (i == s->nthreads) {
-    if (s->nthreads == 0xffff) {
-      i = 0xffff - 1; /* absurdly many threads: the last slot takes the rest */
+    if (s->nthreads == SLOT_MASK) {
+      i = SLOT_MASK - 1; /* absurdly many threads: the last slot takes the rest */
     } else {
       if (s->nthreads == s->threads_cap) {
         s->threads_cap = s->threads_cap ? s->threads_cap * 2 : 16;
@@ -410,7 +420,7 @@ static inline unsigned size_bucket(uint64_t size) { return size ? 63u - (unsigne
 /* Removes a live block (a free, or the old half of a realloc). */
 static void release(state *s, block *b, uint32_t free_slot, bool is_free, bool temporary) {
   acc *site = site_acc(s, b->site);
-  acc *owner = &s->threads[b->ordinal & 0xffff];
+  acc *owner = &s->threads[SLOT_OF(b->ordinal)];
   touch(s, site);
   touch(s, owner);
   site->live_bytes -= b->bytes;
@@ -428,7 +438,7 @@ static void release(state *s, block *b, uint32_t free_slot, bool is_free, bool t
   }
   s->heap -= b->bytes;
   s->live_blocks -= b->count;
-  if (s->want_blocks && (b->ordinal >> 16) <= s->peak_ordinal) {
+  if (s->want_blocks && ORDINAL_OF(b->ordinal) <= s->peak_ordinal) {
     if (s->ngrave == s->grave_cap) {
       s->grave_cap = s->grave_cap ? s->grave_cap * 2 : 1024;
       s->grave = xrealloc(s->grave, s->grave_cap * sizeof *s->grave);
@@ -475,7 +485,7 @@ static void acquire(state *s, const hh_event *ev, uint32_t slot, bool counts, bl
     }
     b->addr = ev->addr;
     b->bytes = ev->weight;
-    b->ordinal = s->ordinal << 16 | slot;
+    b->ordinal = s->ordinal << SLOT_BITS | slot;
     b->site = (uint32_t)idx;
     b->count = n;
   }
@@ -488,7 +498,7 @@ static void acquire(state *s, const hh_event *ev, uint32_t slot, bool counts, bl
 /* Block b, freed by thread slot `slot`, is a temporary allocation: that
  * thread allocated it last, and freed nothing known since. */
 static inline bool temporary(const state *s, const block *b, uint32_t slot) {
-  return s->a->temporary_known && b->addr == s->last_alloc[slot] && (b->ordinal & 0xffff) == slot;
+  return s->a->temporary_known && b->addr == s->last_alloc[slot] && SLOT_OF(b->ordinal) == slot;
 }
 
 static void new_max_check(state *s, uint64_t t) {
@@ -951,12 +961,12 @@ hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
   if (s.want_blocks) {
     size_t nb = s.ngrave;
     for (size_t i = 0; i < s.live.cap; i++)
-      if (s.live.slots[i].addr && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal)) nb++;
+      if (s.live.slots[i].addr && (s.at_peak || ORDINAL_OF(s.live.slots[i].ordinal) <= s.peak_ordinal)) nb++;
     a->peak_block_list = xcalloc(nb, sizeof *a->peak_block_list);
     if (s.ngrave) memcpy(a->peak_block_list, s.grave, s.ngrave * sizeof *s.grave);
     a->npeak_blocks = s.ngrave;
     for (size_t i = 0; i < s.live.cap; i++)
-      if (s.live.slots[i].addr && (s.at_peak || (s.live.slots[i].ordinal >> 16) <= s.peak_ordinal))
+      if (s.live.slots[i].addr && (s.at_peak || ORDINAL_OF(s.live.slots[i].ordinal) <= s.peak_ordinal))
         a->peak_block_list[a->npeak_blocks++] = (hh_live_block){s.live.slots[i].addr, s.live.slots[i].bytes};
     qsort(a->peak_block_list, a->npeak_blocks, sizeof *a->peak_block_list, cmp_block);
   }

@@ -13,13 +13,16 @@
 #include "trace/reader.h"
 #include "trace_builder.h"
 
-/* 20,000 threads, numbered 1, 2, ... as the tracer numbers them, and one
+/* 70,000 threads, numbered 1, 2, ... as the tracer numbers them, and one
  * with an index no tracer gives: each its own slot, with its own numbers
- * (thread k allocates k bytes, once). A linear search for the slot of each
- * event's thread took 16 s for 60,000 threads. */
+ * (thread k allocates k bytes, once; the odd ones free their block at once:
+ * a temporary allocation). A linear search for the slot of each event's
+ * thread took 16 s for 60,000 threads; until 2026-11-25 the 65,535th
+ * thread's slot took every later thread's numbers (a thread per request
+ * reached that), the slot kept in 16 bits of each live block. */
 static void many_threads(void **state) {
   (void)state;
-  enum { N = 20000 };
+  enum { N = 70000 };
   const uint32_t odd = 3000000000u;
   tb b;
   tb_init(&b, 0, 1000000000u);
@@ -28,21 +31,28 @@ static void many_threads(void **state) {
     tb_chunk_begin(&b, index, k);
     tb_thread(&b, index, 100000 + k, "worker");
     tb_alloc(&b, 0, k, 0x10000 + 0x100 * (uint64_t)k, index == odd ? 7 : k, 0, 0);
+    if (k % 2) tb_free(&b, 9, k, 0x10000 + 0x100 * (uint64_t)k); /* (9: free) */
     tb_chunk_end(&b, HH_CHUNK_RAW);
   }
   tb_chunk_begin(&b, 0, N + 2);
-  tb_end(&b, N + 2, N + 1);
+  tb_end(&b, N + 2, N + 1 + (N + 2) / 2);
   tb_chunk_end(&b, HH_CHUNK_ZSTD);
   hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
   hh_analysis *a = hh_analyze(r, &(hh_analyze_options){0});
   assert_non_null(a);
+  if (a->status != HH_READ_OK) fail_msg("%s", a->status_message);
   assert_int_equal(a->nthreads, N + 1);
   assert_int_equal(a->allocations, N + 1);
+  assert_int_equal(a->temporary, (N + 2) / 2);
   size_t seen = 0;
   for (size_t i = 0; i < a->nthreads; i++) {
     const hh_thread_stats *t = &a->threads[i];
+    uint32_t k = t->index == odd ? N + 1 : t->index;
     assert_int_equal(t->allocations, 1);
     assert_int_equal(t->bytes, t->index == odd ? 7 : t->index);
+    assert_int_equal(t->frees, k % 2);
+    assert_int_equal(t->temporary, k % 2);
+    assert_int_equal(t->leaked_blocks, 1 - k % 2);
     seen++;
   }
   assert_int_equal(seen, N + 1);
