@@ -136,16 +136,50 @@ static int choose_path(void) {
  * report in that file. */
 static hh_own_fd stderr_copy = HH_OWN_FD_INIT(HH_OWN_FD_STDERR);
 
+/* HEAPHOOK_LOG's file, named and set: the reports go there, else to stderr. */
+static bool log_named(void) {
+  const char *log = hh__env_get("HEAPHOOK_LOG");
+  return log != NULL && *log != '\0';
+}
+
+/* HEAPHOOK_LOG could not be opened at start-up (said then): the reports
+ * go to stderr, as without it. */
+static bool log_refused;
+
+/* The log opened (made when missing), or why not said: false. */
+static int open_named_log(const char *pattern) {
+  char path[4096];
+  if (hh__expand_pid(pattern, path, sizeof path) != 0) {
+    hh__log("HEAPHOOK_LOG=%s: path too long; reporting to stderr", pattern);
+    return -1;
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    hh__log("HEAPHOOK_LOG=%s: cannot open %s (%s); reporting to stderr", pattern, path, strerror(errno));
+  return fd;
+}
+
 static void keep_stderr(void) {
   bool reports = hh__rt.stats;
   for (int i = 0; i < hh__rt.n_recorders; i++) reports = reports || hh__rt.recorders[i]->reports;
-  /* Not kept for the tracer alone (it reports nothing at exit), nor with
-   * HEAPHOOK_LOG: a daemon the program forks would hold the caller's stderr
-   * open for its whole life, and whoever reads it ($(prog 2>&1), ssh, CI
-   * logs) would wait for the daemon to end. */
-  const char *log = hh__env_get("HEAPHOOK_LOG");
-  if (!reports || log != NULL) return;
+  if (!reports) return; /* (the tracer alone reports nothing at exit) */
   int saved = errno;
+  /* Not kept with HEAPHOOK_LOG: a daemon the program forks would hold the
+   * caller's stderr open for its whole life, and whoever reads it
+   * ($(prog 2>&1), ssh, CI logs) would wait for the daemon to end. But the
+   * log is tried now, while stderr is surely open: one that cannot be
+   * opened is said at once, and its reports go to the copy. Before, it was
+   * said at exit on fd 2, which GNU tools have closed by then: the warning
+   * and the reports were lost without a word. */
+  if (log_named()) {
+    int fd = open_named_log(hh__env_get("HEAPHOOK_LOG"));
+    if (fd >= 0) {
+      close(fd);
+      errno = saved;
+      return;
+    }
+    log_refused = true;
+  }
   int copy = fcntl(2, F_DUPFD_CLOEXEC, hh__own_fd_base(HH_OWN_FD_STDERR));
   if (copy < 0) copy = fcntl(2, F_DUPFD_CLOEXEC, 3);
   if (copy >= 0 && !hh__own_fd_add(copy, &stderr_copy)) close(copy); /* the register is full: fd 2 then */
@@ -201,23 +235,15 @@ bool hh__start_slow(void) {
 /* Where the reports at exit go: stderr (the copy, in use until close_log),
  * or the file HEAPHOOK_LOG names ("%p" becomes the pid), appended to. Falls
  * back to stderr with a warning. */
-static int open_log(void) {
-  const char *pattern = hh__env_get("HEAPHOOK_LOG");
-  if (pattern == NULL || *pattern == '\0') {
+/* Where the reports go: HEAPHOOK_LOG's file, else the copy of stderr, else
+ * fd 2 (a log that opened at start-up and no longer does: said there). */
+static int open_log(bool to_log) {
+  if (!to_log) {
     int copy = hh__own_fd_use(&stderr_copy);
     return copy >= 0 ? copy : 2;
   }
-  char path[4096];
-  if (hh__expand_pid(pattern, path, sizeof path) != 0) {
-    hh__log("HEAPHOOK_LOG=%s: path too long; reporting to stderr", pattern);
-    return 2;
-  }
-  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) {
-    hh__log("HEAPHOOK_LOG=%s: cannot open %s (%s); reporting to stderr", pattern, path, strerror(errno));
-    return 2;
-  }
-  return fd;
+  int fd = open_named_log(hh__env_get("HEAPHOOK_LOG"));
+  return fd >= 0 ? fd : 2;
 }
 
 void hh__shutdown(void) {
@@ -228,21 +254,21 @@ void hh__shutdown(void) {
   bool report = hh__rt.stats && hh__rt.alloc->report != NULL;
   hh_guard guarded = hh__guard_enter();
   if (was || report) {
-    int fd = open_log();
+    bool to_log = log_named() && !log_refused;
+    int fd = open_log(to_log);
     hh__dprint_error(); /* (forgets older ones) */
     for (int i = 0; was && i < hh__rt.n_recorders; i++) {
       if (hh__rt.recorders[i]->stop != NULL) hh__rt.recorders[i]->stop(fd);
     }
     if (report) hh__rt.alloc->report(fd);
-    const char *log = hh__env_get("HEAPHOOK_LOG");
     int err = hh__dprint_error();
-    if (log != NULL && *log != '\0' && fd != 2 && close(fd) != 0 && err == 0) err = errno; /* NFS: at close */
+    if (to_log && fd != 2 && close(fd) != 0 && err == 0) err = errno; /* NFS: at close */
     /* said once on stderr, if the program has not closed it (GNU tools
      * close fd 2 at exit; no copy is kept with HEAPHOOK_LOG, keep_stderr) */
-    if (err != 0 && log != NULL && *log != '\0' && fd != 2)
-      hh__dprint(2, "heaphook: HEAPHOOK_LOG=%s: cannot write the report (%s); it is lost\n", log,
-                 strerrordesc_np(err));
-    if (log == NULL || *log == '\0') hh__own_fd_done(&stderr_copy);
+    if (err != 0 && to_log && fd != 2)
+      hh__dprint(2, "heaphook: HEAPHOOK_LOG=%s: cannot write the report (%s); it is lost\n",
+                 hh__env_get("HEAPHOOK_LOG"), strerrordesc_np(err));
+    if (!to_log) hh__own_fd_done(&stderr_copy);
   }
   hh__guard_leave(guarded);
   errno = saved;

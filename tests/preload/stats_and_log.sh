@@ -145,6 +145,20 @@ else
   fail "HEAPHOOK_LOG unopenable: expected first stderr line '$want', got '$(head -1 "$work/err")'"
 fi
 
+# The same for a program that closes stderr at exit (GNU tools do): the
+# log is tried at start-up, where the warning can still be said, and the
+# reports go to heaphook's copy of stderr. Before, both were written to
+# fd 2 at exit, already closed: nothing came out.
+env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_STATS LD_PRELOAD="$heaphook" HEAPHOOK_RECORD=counts \
+  HEAPHOOK_LOG="$work/missing/ls.log" ls / >/dev/null 2>"$work/err"
+want="heaphook: HEAPHOOK_LOG=$work/missing/ls.log: cannot open $work/missing/ls.log (No such file or directory); reporting to stderr"
+if [ "$(head -1 "$work/err")" = "$want" ] && grep -q '^heaphook: calls by function (pid [0-9]*)$' "$work/err" &&
+  [ "$(grep -c '^heaphook: HEAPHOOK_LOG' "$work/err")" = 1 ]; then
+  ok "HEAPHOOK_LOG unopenable, stderr closed by the program at exit: warning and report"
+else
+  fail "HEAPHOOK_LOG unopenable, stderr closed at exit: want '$want' then the counts report, got: $(cat "$work/err")"
+fi
+
 # The same under a long directory name (200 bytes): the whole line, reason
 # included (messages were cut at 512 bytes).
 long=$work/$(printf 'd%.0s' $(seq 200))
