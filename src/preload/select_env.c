@@ -13,7 +13,19 @@
 
 static const hh_allocator *load_plugin(const char *path) {
   void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (lib == NULL) hh__die("HEAPHOOK_ALLOCATOR=%s: cannot load the plug-in: %s", path, dlerror());
+  if (lib == NULL) {
+    const char *why = dlerror();
+    /* initial-exec TLS (what code under malloc must use) in a library
+     * loaded at run time comes out of glibc's small static TLS reserve */
+    if (why != NULL && strstr(why, "static TLS") != NULL)
+      hh__die(
+          "HEAPHOOK_ALLOCATOR=%s: cannot load the plug-in: %s (its initial-exec thread-local data does not "
+          "fit in the 512 bytes glibc keeps for libraries loaded at run time: preload the plug-in itself, "
+          "or give it room: GLIBC_TUNABLES=glibc.rtld.optional_static_tls=BYTES, more than its "
+          "thread-local data)",
+          path, why);
+    hh__die("HEAPHOOK_ALLOCATOR=%s: cannot load the plug-in: %s", path, why ? why : "?");
+  }
   const hh_allocator *(*get)(void) = (const hh_allocator *(*)(void))dlsym(lib, "hh_allocator_get");
   if (get == NULL)
     hh__die("HEAPHOOK_ALLOCATOR=%s: not a heaphook allocator (no hh_allocator_get; see HH_EXPORT_ALLOCATOR)",

@@ -2,9 +2,9 @@
 # preload.config_errors: every bad configuration stops the program before
 # main, with exit status 1, nothing on stdout (the probe prints "main ran"
 # when main runs) and exactly one line on stderr, whose text is checked.
-# usage: config_errors.sh HEAPHOOK_LIB TLSF_LIB SIMPLE_LIB PROBE
+# usage: config_errors.sh HEAPHOOK_LIB TLSF_LIB SIMPLE_LIB PROBE BIG_TLS_PLUGIN
 set -u
-heaphook=$1 tlsf=$2 simple=$3 probe=$4
+heaphook=$1 tlsf=$2 simple=$3 probe=$4 big_tls=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0
@@ -65,6 +65,11 @@ expect_error "HEAPHOOK_ALLOCATOR=bogus" \
 expect_error "HEAPHOOK_ALLOCATOR=/nonexistent/lib.so" \
   "heaphook: HEAPHOOK_ALLOCATOR=/nonexistent/lib.so: cannot load the plug-in: /nonexistent/lib.so: cannot open shared object file: No such file or directory" \
   "$heaphook" HEAPHOOK_ALLOCATOR=/nonexistent/lib.so
+# a plug-in with more initial-exec TLS than glibc keeps for dlopen: the
+# message says how to load it (it was glibc's words alone)
+expect_error "HEAPHOOK_ALLOCATOR=$big_tls (static TLS)" \
+  "heaphook: HEAPHOOK_ALLOCATOR=$big_tls: cannot load the plug-in: $big_tls: cannot allocate memory in static TLS block (its initial-exec thread-local data does not fit in the 512 bytes glibc keeps for libraries loaded at run time: preload the plug-in itself, or give it room: GLIBC_TUNABLES=glibc.rtld.optional_static_tls=BYTES, more than its thread-local data)" \
+  "$heaphook" HEAPHOOK_ALLOCATOR="$big_tls"
 if [ -n "$notplugin" ]; then
   expect_error "HEAPHOOK_ALLOCATOR=$notplugin (no hh_allocator_get)" \
     "heaphook: HEAPHOOK_ALLOCATOR=$notplugin: not a heaphook allocator (no hh_allocator_get; see HH_EXPORT_ALLOCATOR)" \
