@@ -231,7 +231,10 @@ static void text_report(const ctx *c, const char *path) {
     fputs(" leaked\n", out);
   }
 
-  fprintf(out, "\nmarkers (%zu):\n", a->nmarkers);
+  if (a->nmarkers == 0)
+    fputs("\nmarkers: none\n", out);
+  else
+    fprintf(out, "\nmarkers (%zu):\n", a->nmarkers);
   for (size_t i = 0; i < a->nmarkers; i++)
     fprintf(out, "  %s  %s\n", when(b1, sizeof b1, a->markers[i].time_ns),
             hh_text_safe(a->markers[i].name, safe, sizeof safe));

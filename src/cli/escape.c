@@ -158,12 +158,15 @@ size_t hh_utf8_cut(const char *s, size_t n) {
 const char *hh_text_safe(const char *s, char *buf, size_t size) {
   const unsigned char *p = (const unsigned char *)s;
   bool clean = true;
-  for (const unsigned char *q = p; *q && clean; q++) clean = *q >= 0x20 && *q != 0x7f;
+  for (const unsigned char *q = p; *q && clean; q++) clean = *q >= 0x20 && *q != 0x7f && *q != '\\';
   if (clean || size == 0) return s;
   size_t n = 0;
   for (; *p && n + 5 < size; p++) {
     unsigned c = *p;
-    if (c >= 0x20 && c != 0x7f) {
+    if (c == '\\') {
+      buf[n++] = '\\';
+      buf[n++] = '\\';
+    } else if (c >= 0x20 && c != 0x7f) {
       buf[n++] = (char)c;
     } else if (c == '\n' || c == '\t' || c == '\r') {
       buf[n++] = '\\';

@@ -46,10 +46,13 @@ char *hh_utf8_dup(const char *s);
 size_t hh_utf8_cut(const char *s, size_t n);
 
 /* s for a line of text on a terminal: as it is when it holds no control
- * character, else copied into buf (size bytes) with \n, \t, \r and \xHH
- * for the others (ESC included). A program's name, argv, thread names and
- * markers are its own: a newline split heaphook's line in two, an escape
- * sequence reached the terminal. */
+ * character and no backslash, else copied into buf (size bytes) with \n,
+ * \t, \r and \xHH for the others (ESC included), and \\ for a backslash,
+ * so that the escapes read one way (until 2026-11-25 a backslash came out
+ * as it is: a backslash and a tab, and two backslashes and "t", both came
+ * out as \\t). A
+ * program's name, argv, thread names and markers are its own: a newline
+ * split heaphook's line in two, an escape sequence reached the terminal. */
 const char *hh_text_safe(const char *s, char *buf, size_t size);
 
 #endif

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "render.h"
 #include "slots.h"
 
@@ -86,12 +87,13 @@ static int by_bytes_desc(const void *x, const void *y) {
 }
 
 static void put_frame(FILE *out, const hh_frame *f) {
-  char name[1024];
+  char name[1024], safe[4096 + 1];
   fprintf(out, " 0x%" PRIX64 ": %s", f->ip, f->function ? hh_frame_name(f, name, sizeof name) : "???");
+  /* (escaped: a newline in a file's name broke the tree's line in two) */
   if (f->file)
-    fprintf(out, " (%s:%" PRIu32 ")", hh_basename(f->file), f->line);
+    fprintf(out, " (%s:%" PRIu32 ")", hh_text_safe(hh_basename(f->file), safe, sizeof safe), f->line);
   else if (f->module)
-    fprintf(out, " (in %s)", f->module);
+    fprintf(out, " (in %s)", hh_text_safe(f->module, safe, sizeof safe));
 }
 
 static int put_tree(FILE *out, const mtree *t, size_t i, unsigned depth, uint64_t total) {
@@ -198,8 +200,17 @@ int hh_write_massif(FILE *out, const hh_profile *p, const char *cmd, size_t max_
   const char *note = hh_trace_note(p->analysis, buf, sizeof buf);
   fprintf(out, "desc: heaphook trace (heap bytes requested; allocator overhead not recorded)%s%s\n",
           note ? "; " : "", note ? note : "");
+  /* the program's own text escaped as in the report (ms_print shows it
+   * raw: an ESC in an argument reached the terminal) */
+  size_t safe_size = 4 * strlen(cmd) + 1;
+  char *safe = malloc(safe_size);
+  if (!safe) {
+    free(snaps);
+    return -1;
+  }
   fputs("cmd: ", out);
-  for (const char *c = cmd; *c; c++) fputc(*c == '\n' || *c == '#' ? ' ' : *c, out);
+  for (const char *c = hh_text_safe(cmd, safe, safe_size); *c; c++) fputc(*c == '#' ? ' ' : *c, out);
+  free(safe);
   fputs("\ntime_unit: ms\n", out);
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {

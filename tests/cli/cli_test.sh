@@ -422,6 +422,18 @@ PY
     "$hh" report c.hhtrace >rep 2>&1
     expect_line rep 'command: ./we\nird\x1b[31m 3'
     grep -q "$(printf '\033')" rep err && fail "an ESC reached the output"
+    # the massif file too, which ms_print shows as it is (it had them raw)
+    "$hh" export -f massif -o c.massif c.hhtrace 2>/dev/null
+    expect_line c.massif 'cmd: ./we\nird\x1b[31m 3'
+    grep -q "$(printf '\033')" c.massif && fail "an ESC reached the massif file"
+    # a backslash is escaped too, so that an escape reads one way: a name
+    # with a backslash and a tab came out as "\t", as a backslash and "t"
+    # would have
+    bs=$(printf 'b\\\tx')
+    cp "$prog" "./$bs"
+    "$hh" run -o b.hhtrace -- "./$bs" 0 >out 2>err
+    "$hh" report b.hhtrace >rep 2>&1
+    expect_line rep 'command: ./b\\\tx 0'
     cp /bin/sh "./$odd.sh"
     "$hh" run -o k.hhtrace -- "./$odd.sh" -c 'kill -SEGV $$' >out 2>err
     expect_rc 139 $? "a program with control characters in its name killed by SIGSEGV"
