@@ -9,6 +9,7 @@
 // cmocka needs the headers above first
 #include <cmocka.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -619,6 +620,64 @@ static void test_cache_flushed_at_thread_exit(void **state) {
   assert_int_equal(hh__tlsf_allocator_check(), 0);
 }
 
+/* A program's pthread key, younger than the allocator's: glibc runs the
+ * allocator's destructor (which gives the cache back) first in each round. */
+static pthread_key_t program_key;
+static __thread int rounds_left;
+
+static void free_blocks_of_key(void *arg) {
+  void **p = arg;
+  for (int i = 0; i < 6; i++) A->dealloc(p[i]);
+}
+
+/* Sets the key again until glibc's last round, then frees the block. */
+static void free_in_last_round(void *block) {
+  if (--rounds_left > 0) {
+    pthread_setspecific(program_key, block);
+    return;
+  }
+  A->dealloc(block);
+}
+
+static void *leave_blocks_to_key(void *arg) {
+  void **p = arg;
+  for (int i = 0; i < 6; i++) p[i] = A->alloc(i < 3 ? 48 : 3000, 1);
+  A->dealloc(A->alloc(48, 1)); /* the cache holds a block: it is armed */
+  pthread_setspecific(program_key, p);
+  return NULL;
+}
+
+static void *leave_block_to_last_round(void *arg) {
+  (void)arg;
+  rounds_left = PTHREAD_DESTRUCTOR_ITERATIONS;
+  pthread_setspecific(program_key, A->alloc(48, 1)); /* and frees nothing itself */
+  return NULL;
+}
+
+static void run_thread_with_key(void *(*body)(void *), void (*destructor)(void *), void *arg) {
+  assert_int_equal(pthread_key_create(&program_key, destructor), 0);
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, body, arg), 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_int_equal(pthread_key_delete(program_key), 0);
+}
+
+/* Blocks a program's key destructor frees, after the allocator's own
+ * destructor has given the exiting thread's cache back, go to the pools:
+ * in the first round, and in the last, by a thread that freed nothing
+ * before. Before, they went into the dead thread's cache and were lost. */
+static void test_cache_frees_in_key_destructors_reach_pools(void **state) {
+  (void)state;
+  init_with_cache();
+  size_t base = hh__tlsf_allocator_used_bytes();
+  void *p[6];
+  run_thread_with_key(leave_blocks_to_key, free_blocks_of_key, p);
+  assert_int_equal(hh__tlsf_allocator_used_bytes(), base);
+  run_thread_with_key(leave_block_to_last_round, free_in_last_round, NULL);
+  assert_int_equal(hh__tlsf_allocator_used_bytes(), base);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
 static void child_cached_double_free(void) {
   init_with_cache();
   void *p = A->alloc(32, 1);
@@ -723,6 +782,7 @@ int main(void) {
       T_(test_cache_byte_bound),
       T_(test_cache_rounding_falls_back_to_exact_size),
       T_(test_cache_flushed_at_thread_exit),
+      T_(test_cache_frees_in_key_destructors_reach_pools),
       T_(test_cache_double_free_aborts),
       T_(test_cache_cross_thread_double_free_aborts),
 #undef T_

@@ -430,7 +430,9 @@ static void *alloc_or_grow(size_t size, size_t align, size_t core_size) {
  * lock, so the bound per call is unchanged. Cached blocks stay "used" to the
  * core (owns, block_size and the invariant walker are unchanged) and count
  * as in use in the statistics. A thread's cache goes back to the pools when
- * the thread exits (a pthread key destructor; one lock per block). A second
+ * the thread exits (a pthread key destructor; one lock per block), and is
+ * closed then: the blocks the thread frees afterwards (the program's key
+ * destructors, libc's own thread buffers) go straight to the pools. A second
  * free of a block still in a cache, this thread's or another's, is caught:
  * only a cached block holds the key in its second word (g_cache_key_word).
  * HEAPHOOK_TLSF_CACHE=0 turns it off. */
@@ -446,10 +448,19 @@ static void *alloc_or_grow(size_t size, size_t align, size_t core_size) {
 #define MEDIUM_END_PAYLOAD ((size_t)40960) /* first payload past the last bin */
 #define CACHE_BINS (SMALL_BINS + MEDIUM_BINS)
 
+/* Where a thread's cache stands with respect to the thread's exit. glibc
+ * zeroes static TLS for every new thread, so a thread starts UNARMED. */
+enum cache_state {
+  CACHE_UNARMED, /* the key has no value: nothing would flush the cache */
+  CACHE_ARMED,   /* the key holds the cache: its destructor will flush it */
+  CACHE_CLOSED,  /* flushed by that destructor: the thread is exiting, and
+                  * what it frees from now on goes straight to the pools */
+};
+
 typedef struct thread_cache {
   size_t bytes; /* payload charged for the cached blocks (see cache_put) */
   unsigned char count[CACHE_BINS];
-  bool registered; /* the key's destructor will flush this cache */
+  unsigned char state; /* enum cache_state */
   void *small[SMALL_BINS][SMALL_DEPTH];
   void *medium[MEDIUM_BINS][MEDIUM_DEPTH];
 } thread_cache;
@@ -515,8 +526,7 @@ static uintptr_t g_cache_key_word;
 
 /* Gives every cached block back, one lock per block so that no other
  * thread waits longer than one TLSF operation. */
-static void cache_flush(void *arg) {
-  thread_cache *c = arg;
+static void cache_flush(thread_cache *c) {
   for (unsigned b = 0; b < CACHE_BINS; b++) {
     void **slots = bin_slots(c, b);
     while (c->count[b] > 0) {
@@ -528,6 +538,37 @@ static void cache_flush(void *arg) {
     }
   }
   c->bytes = 0;
+}
+
+/* The key's destructor, run when the thread exits: flushes the cache and
+ * closes it for good. glibc runs heaphook's destructor before the program's
+ * (heaphook's key is older), and after all of them __libc_thread_freeres
+ * frees libc's per-thread buffers; glibc then re-initialises this TLS for
+ * the next thread, so a block cached from here on would be lost. Before,
+ * the cache stayed open and every block a program's key destructor freed
+ * leaked (about 2 KB per thread in the tester's program). Re-arming the key
+ * instead would not do: glibc runs at most PTHREAD_DESTRUCTOR_ITERATIONS
+ * rounds, and none after __libc_thread_freeres. */
+static void cache_close(void *arg) {
+  thread_cache *c = arg;
+  cache_flush(c);
+  c->state = CACHE_CLOSED;
+}
+
+/* Makes sure the key's destructor will close this thread's cache; false
+ * when it is closed already (the thread is exiting: do not cache). Called
+ * at the thread's first cached free and at its first allocation that
+ * misses the cache (every thread's first allocation does), so that a thread
+ * whose first free comes after the key destructors (libc's buffers, freed
+ * by __libc_thread_freeres) has a closed cache by then. Outside the lock:
+ * pthread_setspecific may allocate (keys past the first 32). */
+static bool cache_arm(thread_cache *c) {
+  if (c->state == CACHE_CLOSED) return false;
+  if (c->state == CACHE_UNARMED) {
+    c->state = CACHE_ARMED;
+    pthread_setspecific(g.cache_key, c);
+  }
+  return true;
 }
 
 static void cache_init(void) {
@@ -545,7 +586,7 @@ static void cache_init(void) {
     g_cache_key_word = key | 1;
   }
   if (g.cache && !g.cache_key_made) {
-    g.cache_key_made = pthread_key_create(&g.cache_key, cache_flush) == 0;
+    g.cache_key_made = pthread_key_create(&g.cache_key, cache_close) == 0;
   }
   if (!g.cache_key_made) g.cache = false;
 }
@@ -603,16 +644,19 @@ static inline bool cache_put(void *ptr) {
   unsigned n = c->count[b];
   size_t charge = bin_charge(b);
   if (n == depth || c->bytes + charge > HH_TLSF_CACHE_MAX_BYTES) return false;
+  if (__builtin_expect(c->state != CACHE_ARMED, 0) && !cache_arm(c)) return false;
   void **slots = bin_slots(c, b);
   *word = g_cache_key_word;
-  if (!c->registered) {
-    c->registered = true;
-    pthread_setspecific(g.cache_key, c);
-  }
   slots[n] = ptr;
   c->count[b] = (unsigned char)(n + 1);
   c->bytes += charge;
   return true;
+}
+
+/* An allocation that goes to the core: arms the cache if this is the
+ * thread's first (see cache_arm). One load of a thread-local byte. */
+static inline void cache_arm_at_first_miss(void) {
+  if (g.cache && t_cache.state == CACHE_UNARMED) cache_arm(&t_cache);
 }
 
 /* ---- hh_allocator operations -------------------------------------------- */
@@ -718,6 +762,7 @@ static void *tlsf_op_alloc(size_t size, size_t align) {
       return p;
     }
   }
+  cache_arm_at_first_miss();
   lock();
   void *p = alloc_or_grow(size, align, core_size);
   unlock();
@@ -749,6 +794,7 @@ static void *tlsf_op_alloc_zeroed(size_t size) {
 /* In place when possible; otherwise allocate, copy outside the lock, and
  * free the old block (the caller owns ptr, so nobody else touches it). */
 static void *tlsf_op_realloc(void *ptr, size_t new_size) {
+  cache_arm_at_first_miss();
   lock();
   /* freed: back in the pools, or in a thread's cache */
   if (!tlsf_block_in_use(ptr) || (g.cache && ((uintptr_t *)ptr)[1] == g_cache_key_word)) die_double_free(ptr);
