@@ -620,6 +620,40 @@ static void test_cache_flushed_at_thread_exit(void **state) {
   assert_int_equal(hh__tlsf_allocator_check(), 0);
 }
 
+/* Allocates 8 blocks each of 4 medium sizes and frees them all: about
+ * 800 KB, of which the cache keeps what its bound allows, scattered over
+ * the pool between the blocks that went back. */
+static void free_medium_blocks_into_cache(void) {
+  static const size_t sizes[4] = {32000, 28000, 24000, 20000};
+  void *p[32];
+  for (int i = 0; i < 32; i++) assert_non_null(p[i] = A->alloc(sizes[i / 8], 1));
+  for (int i = 0; i < 32; i++) A->dealloc(p[i]);
+}
+
+/* A request the pools cannot hold while the calling thread's cache holds
+ * blocks: the cache goes back to the pools and the request is served from
+ * them, with a fixed pool (before: NULL, ENOMEM) and with growth on
+ * (before: a growth it did not need). */
+static void test_cache_given_back_before_failing_or_growing(void **state) {
+  (void)state;
+  for (int grow = 0; grow < 2; grow++) {
+    hh__tlsf_allocator_configure((size_t)2 << 20, grow ? (size_t)2 << 20 : 0);
+    hh__tlsf_allocator_set_cache(true);
+    assert_int_equal(A->init(), 0);
+    size_t base = hh__tlsf_allocator_used_bytes();
+    free_medium_blocks_into_cache();
+    assert_true(hh__tlsf_allocator_used_bytes() > base); /* the cache holds some */
+    errno = 0;
+    void *big = A->alloc(1500000, 1);
+    assert_non_null(big);
+    assert_int_equal(errno, 0);
+    assert_int_equal(hh__tlsf_allocator_growths(), 0);
+    assert_int_equal(hh__tlsf_allocator_used_bytes() - base, A->block_size(big));
+    A->dealloc(big);
+    assert_int_equal(hh__tlsf_allocator_check(), 0);
+  }
+}
+
 /* A program's pthread key, younger than the allocator's: glibc runs the
  * allocator's destructor (which gives the cache back) first in each round. */
 static pthread_key_t program_key;
@@ -783,6 +817,7 @@ int main(void) {
       T_(test_cache_rounding_falls_back_to_exact_size),
       T_(test_cache_flushed_at_thread_exit),
       T_(test_cache_frees_in_key_destructors_reach_pools),
+      T_(test_cache_given_back_before_failing_or_growing),
       T_(test_cache_double_free_aborts),
       T_(test_cache_cross_thread_double_free_aborts),
 #undef T_

@@ -14,7 +14,8 @@
  *                            of 2 MiB or more are advised MADV_HUGEPAGE).
  * Both sizes are rounded up to whole pages.
  *
- * Growth (only when an allocation finds no block): map an addition of
+ * Growth (only when an allocation finds no block, even after the calling
+ * thread's cache has gone back to the pools): map an addition of
  * ADDITIONAL bytes; if the request still does not fit, map twice the
  * previous addition, and so on until it fits (or mmap fails: NULL). Each
  * addition is a separate pool; pools are never returned to the system.
@@ -384,13 +385,28 @@ static void note_alloc(size_t size) {
   if (size > g.largest_request) g.largest_request = size;
 }
 
-/* Allocation of a request of size bytes with growth; errno is kept on
- * success (mmap or mlock may have set it during a growth). The core is
- * asked for core_size >= size bytes first (the per-thread cache's rounding),
- * then for size itself before the pools grow. Called with the lock held. */
-static void *alloc_or_grow(size_t size, size_t align, size_t core_size) {
+/* The core's block for a request of size bytes: of core_size >= size bytes
+ * first (the per-thread cache's rounding), else of size itself. */
+static void *alloc_fitting(size_t size, size_t align, size_t core_size) {
   void *p = alloc_locked(core_size, align);
   if (p == NULL && core_size != size) p = alloc_locked(size, align);
+  return p;
+}
+
+static bool cache_flush_own(void);
+
+/* Allocation of a request of size bytes with growth; errno is kept on
+ * success (mmap or mlock may have set it during a growth). When the pools
+ * have no block, the calling thread's cache goes back to them and the
+ * search is repeated before the pools grow or the request fails: the
+ * cached blocks, merged with their free neighbours, may hold it. Before, a
+ * program that had freed everything got ENOMEM from a fixed pool, or a
+ * growth it did not need (a pool mapped and pre-faulted). Other threads'
+ * caches are left alone (docs/tlsf.md). Called with the lock held, which
+ * is released and taken again around that flush. */
+static void *alloc_or_grow(size_t size, size_t align, size_t core_size) {
+  void *p = alloc_fitting(size, align, core_size);
+  if (p == NULL && cache_flush_own()) p = alloc_fitting(size, align, core_size);
   if (p == NULL) {
     int saved = errno;
     p = grow_and_alloc(size, align);
@@ -432,7 +448,9 @@ static void *alloc_or_grow(size_t size, size_t align, size_t core_size) {
  * as in use in the statistics. A thread's cache goes back to the pools when
  * the thread exits (a pthread key destructor; one lock per block), and is
  * closed then: the blocks the thread frees afterwards (the program's key
- * destructors, libc's own thread buffers) go straight to the pools. A second
+ * destructors, libc's own thread buffers) go straight to the pools. It also
+ * goes back when an allocation finds no block in the pools, before they grow
+ * (alloc_or_grow); other threads' caches cannot be reached. A second
  * free of a block still in a cache, this thread's or another's, is caught:
  * only a cached block holds the key in its second word (g_cache_key_word).
  * HEAPHOOK_TLSF_CACHE=0 turns it off. */
@@ -538,6 +556,20 @@ static void cache_flush(thread_cache *c) {
     }
   }
   c->bytes = 0;
+}
+
+/* Gives the calling thread's cached blocks back to the pools, when it has
+ * any; for an allocation that found no block (alloc_or_grow), which holds
+ * the lock: released for the flush, so that, as at a thread's exit, nobody
+ * waits longer than one TLSF operation; taken again before returning.
+ * Returns whether anything went back. */
+static bool cache_flush_own(void) {
+  thread_cache *c = &t_cache;
+  if (c->bytes == 0) return false; /* (every cached block is charged) */
+  unlock();
+  cache_flush(c);
+  lock();
+  return true;
 }
 
 /* The key's destructor, run when the thread exits: flushes the cache and
