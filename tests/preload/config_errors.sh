@@ -109,6 +109,11 @@ expect_error "INITIAL_MEMPOOL_SIZE=3000000T (too large)" \
 expect_error "INITIAL_MEMPOOL_SIZE=16 (too small)" \
   "heaphook: INITIAL_MEMPOOL_SIZE=16 is too small for a pool: at least 80 bytes" \
   "$tlsf" INITIAL_MEMPOOL_SIZE=16
+# The value as the user wrote it (before: "INITIAL_MEMPOOL_SIZE=64", the
+# parsed bytes).
+expect_error "INITIAL_MEMPOOL_SIZE=64b (too small, as written)" \
+  "heaphook: INITIAL_MEMPOOL_SIZE=64b is too small for a pool: at least 80 bytes" \
+  "$tlsf" INITIAL_MEMPOOL_SIZE=64b
 expect_error "INITIAL_MEMPOOL_SIZE=1000T (cannot be mapped)" \
   "heaphook: tlsf: cannot map the initial pool of 1099511627776000 bytes (INITIAL_MEMPOOL_SIZE): Cannot allocate memory" \
   "$tlsf" INITIAL_MEMPOOL_SIZE=1000T

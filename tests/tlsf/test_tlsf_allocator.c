@@ -189,6 +189,12 @@ static void child_bad_mlock(void) {
   init_from_env();
 }
 
+/* Too small for a pool: the value as written, not the parsed bytes. */
+static void child_small_initial(void) {
+  setenv("INITIAL_MEMPOOL_SIZE", "64b", 1);
+  init_from_env();
+}
+
 static void test_bad_env_values_stop_with_one_line(void **state) {
   (void)state;
   char err[1024];
@@ -200,6 +206,8 @@ static void test_bad_env_values_stop_with_one_line(void **state) {
   assert_string_equal(err,
                       "heaphook: ADDITIONAL_MEMPOOL_SIZE=-5 is not a size (use bytes or a K/M/G "
                       "suffix, e.g. 64M)\n");
+  assert_int_equal(run_child(child_small_initial, err, sizeof err), 1);
+  assert_string_equal(err, "heaphook: INITIAL_MEMPOOL_SIZE=64b is too small for a pool: at least 80 bytes\n");
   assert_int_equal(run_child(child_bad_mlock, err, sizeof err), 1);
   assert_string_equal(err,
                       "heaphook: HEAPHOOK_TLSF_MLOCK=maybe is not a boolean (use 1/0, true/false, "

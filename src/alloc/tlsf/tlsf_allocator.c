@@ -12,7 +12,9 @@
  *   HEAPHOOK_TLSF_CACHE      0: no per-thread cache of freed blocks.
  *   HEAPHOOK_TLSF_HUGEPAGES  0: pools on ordinary pages only (default: pools
  *                            of 2 MiB or more are advised MADV_HUGEPAGE).
- * Both sizes are rounded up to whole pages.
+ * Both sizes are kept to the byte: a pool of n bytes is mapped on whole
+ * pages (the tail of the last page unused) and handed to the core rounded
+ * down to 16, so that the growth rule adds exactly what it says.
  *
  * Growth (only when an allocation finds no block, even after the calling
  * thread's cache has gone back to the pools): map an addition of
@@ -719,6 +721,15 @@ static bool env_bool_default(const char *name, bool def) {
   return hh__env_get(name) == NULL ? def : env_bool(name);
 }
 
+/* Stops the process when INITIAL_MEMPOOL_SIZE (nonzero) cannot hold even
+ * one block, with the value as the user wrote it: before, the line gave the
+ * parsed bytes ("=64" for "64b"), unlike every other configuration error. */
+static void check_initial_holds_a_block(size_t initial) {
+  if (initial == 0 || (initial & ~(size_t)15) >= TLSF_POOL_OVERHEAD + 32) return;
+  hh__die("INITIAL_MEMPOOL_SIZE=%s is too small for a pool: at least %zu bytes",
+          hh__env_get("INITIAL_MEMPOOL_SIZE"), (size_t)TLSF_POOL_OVERHEAD + 32);
+}
+
 /* Reads the configuration (or the test override) into g. */
 static void read_config(void) {
   size_t initial, additional;
@@ -728,6 +739,7 @@ static void read_config(void) {
     g.mlock = false;
   } else {
     initial = env_size("INITIAL_MEMPOOL_SIZE", DEFAULT_POOL_SIZE);
+    check_initial_holds_a_block(initial); /* (the default does) */
     additional = env_size("ADDITIONAL_MEMPOOL_SIZE", initial != 0 ? initial : DEFAULT_POOL_SIZE);
     g.mlock = env_bool("HEAPHOOK_TLSF_MLOCK");
     g.cache = env_bool_default("HEAPHOOK_TLSF_CACHE", true);
@@ -747,12 +759,9 @@ static int tlsf_init(void) {
   lock_init();
   cache_init();
   g.tlsf = tlsf_create(g_control, sizeof g_control);
-  /* One line naming the variable and the reason, and the end (before:
-   * this line with "errno 0" for a pool too small, a bare errno number
-   * otherwise, and "allocator 'tlsf' failed to start" after it). */
-  if (g.initial != 0 && (g.initial & ~(size_t)15) < TLSF_POOL_OVERHEAD + 32 && !g.overridden)
-    hh__die("INITIAL_MEMPOOL_SIZE=%zu is too small for a pool: at least %zu bytes", g.initial,
-            (size_t)TLSF_POOL_OVERHEAD + 32);
+  /* One line naming the variable and the reason, and the end (before: a
+   * bare errno number, and "allocator 'tlsf' failed to start" after it; a
+   * pool too small to hold a block is refused by read_config). */
   if (g.initial != 0 && !add_pool(g.initial)) {
     int err = errno;
     if (g.overridden) return -1; /* (a test's configuration) */
