@@ -217,7 +217,10 @@ static void text_report(const ctx *c, const char *path) {
     fputc('\n', out);
   }
 
-  fprintf(out, "\nthreads (%zu):\n", a->nthreads);
+  if (a->nthreads == 0)
+    fputs("\nthreads: none\n", out);
+  else
+    fprintf(out, "\nthreads (%zu):\n", a->nthreads);
   for (size_t i = 0; i < a->nthreads; i++) {
     const hh_thread_stats *t = &a->threads[i];
     fprintf(

@@ -180,6 +180,11 @@ eq("temp delta", r["delta"], {"allocations": 0, "bytes": 0, "temporary": -100, "
 eq("status", d["trace"]["status"], "cut_short")
 eq("events", (d["totals"]["events"], d["totals"]["allocations"]), (0, 0))
 '
+    # (an empty list says "none", as each list does: it said "threads (0):")
+    "$hh" report cut.hhtrace >cut.txt 2>/dev/null
+    for list in threads markers; do
+      grep -qx "$list: none" cut.txt || fail "the report of an empty run lacks the line '$list: none': $(cat cut.txt)"
+    done
     "$hh" diff a.hhtrace cut.hhtrace >c.txt 2>err
     expect_rc 1 $? "diff against a trace cut in its first chunk"
     expect_in err "heaphook diff: B (cut.hhtrace): trace cut short after 0 chunks; the rest of the run is missing"
