@@ -410,8 +410,8 @@ static void tl_record_grow(state *s, uint64_t t, uint64_t before, uint64_t after
 
 /* ---- events --------------------------------------------------------------- */
 
-static inline uint32_t est_count(const state *s, uint64_t size, uint64_t weight) {
-  uint64_t n = hh_event_count(s->sampled, size, weight);
+static inline uint32_t est_count(const state *s, const hh_event *ev) {
+  uint64_t n = hh_event_count(s->sampled, ev);
   return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
@@ -454,7 +454,7 @@ static void acquire(state *s, const hh_event *ev, uint32_t slot, bool counts, bl
   size_t idx = site_slot(s, ev->stack);
   acc *site = site_acc(s, idx);
   acc *th = &s->threads[slot];
-  uint32_t n = est_count(s, ev->size, ev->weight);
+  uint32_t n = est_count(s, ev);
   touch(s, site);
   touch(s, th);
   if (counts) {
@@ -556,7 +556,7 @@ static void new_then_parked(state *s, const hh_event *ev, bool counts, const hh_
     table_remove(&s->live, live);
   }
   freeze(s);
-  if (ev->kind == HH_EV_ALLOC) s->a->allocations += est_count(s, ev->size, ev->weight);
+  if (ev->kind == HH_EV_ALLOC) s->a->allocations += est_count(s, ev);
   acquire(s, ev, thread_slot(s, ev->thread), counts, NULL);
   if (!live) {
     new_max_check(s, ev->time);
@@ -587,7 +587,7 @@ static void on_event(state *s, const hh_event *ev) {
       }
       if (old || ev->weight == 0) freeze(s);
       if (old) release(s, old, slot, false, false); /* its free was not recorded */
-      a->allocations += est_count(s, ev->size, ev->weight);
+      a->allocations += est_count(s, ev);
       acquire(s, ev, slot, true, hole);
       break;
     }
@@ -607,7 +607,7 @@ static void on_event(state *s, const hh_event *ev) {
       /* sampled: estimated by the new block's draw alone (its own, whatever
        * the old block's), so a realloc whose new block was not drawn
        * (weight 0) adds nothing */
-      a->reallocs += !s->sampled ? 1 : ev->weight ? est_count(s, ev->size, ev->weight) : 0;
+      a->reallocs += !s->sampled ? 1 : ev->weight ? est_count(s, ev) : 0;
       block *b = table_find(&s->live, ev->old_addr);
       bool counts = true;
       if (b) {

@@ -143,7 +143,7 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
       expire(s, &parked, ev.time);
     switch (ev.kind) {
       case HH_EV_ALLOC:
-        count = hh_event_count(s->sampled, ev.size, ev.weight);
+        count = hh_event_count(s->sampled, &ev);
         s->allocs += count;
         s->allocated_bytes += ev.weight;
         if (hh_handoff_any(&parked) && hh_handoff_take(&parked, &ev, &f)) {
@@ -158,7 +158,7 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
       case HH_EV_REALLOC:
         /* sampled: the old block may not have been sampled, and a weight
          * of 0 says the new one is not followed (trace-format.md) */
-        s->reallocs += !s->sampled ? 1 : ev.weight ? hh_event_count(true, ev.size, ev.weight) : 0;
+        s->reallocs += !s->sampled ? 1 : ev.weight ? hh_event_count(true, &ev) : 0;
         s->allocated_bytes += ev.weight;
         if (!live_del(&t, ev.old_addr) && !s->sampled) {
           if (ev.addr != ev.old_addr)
@@ -167,7 +167,7 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
             s->unknown_frees++;
         }
         if (s->sampled && ev.weight == 0) break;
-        count = hh_event_count(s->sampled, ev.size, ev.weight);
+        count = hh_event_count(s->sampled, &ev);
         if (ev.addr != ev.old_addr && hh_handoff_any(&parked) && hh_handoff_take(&parked, &ev, &f)) {
           /* a new block another thread freed first (a buffer grown, then
            * handed over), as for an allocation above */

@@ -1,6 +1,6 @@
 /* A program whose heap use is known exactly, for the heaphook command's
  * end-to-end tests. No stdio (its buffers would be allocations too).
- *   known_allocs [EXIT_STATUS]   (or many, grow, realloc, zero: below)
+ *   known_allocs [EXIT_STATUS]   (or many, grow, realloc, zero, big: below)
  * allocates, in this order:
  *   alloc_small:   malloc(1000)           freed
  *   alloc_array:   calloc(10, 200)        leaked (2000 bytes)
@@ -71,11 +71,23 @@ static void grow_many(void) {
   }
 }
 
+/* known_allocs big: 100000 x malloc(16384) and 100000 x malloc(32768),
+ * each freed at once: for runs sampled every 16 KiB, where a sample stands
+ * for 1.58 and 1.16 blocks (the counts were rounded: 2 and 1). */
+static void big(void) {
+  for (int i = 0; i < 200000; i++) {
+    char *p = malloc(i % 2 ? 32768 : 16384);
+    p[0] = 1;
+    keep[0] = p;
+    free(p);
+  }
+}
+
 /* The other programs, by the first letter of their name. */
 static const struct {
   char name;
   void (*run)(void);
-} modes[] = {{'m', many}, {'g', grow_many}, {'r', reallocs}, {'z', zero}};
+} modes[] = {{'m', many}, {'g', grow_many}, {'r', reallocs}, {'z', zero}, {'b', big}};
 
 int main(int argc, char **argv) {
   for (size_t i = 0; argc > 1 && i < sizeof modes / sizeof *modes; i++) {
