@@ -260,6 +260,22 @@ PY
     grep -q "^heaphook: leaked $leaked bytes (.*) in $blocks blocks at exit$" err ||
       fail "summary against report ($leaked bytes in $blocks blocks): $(cat err)"
     [ "$allocs" -gt 184000 ] && [ "$allocs" -lt 216000 ] || fail "estimated $allocs allocations of 200000"
+    # A command line longer than the trace keeps (60 KiB): whole arguments,
+    # then one that says what was left out (it was cut mid-argument, with
+    # no word of it)
+    "$hh" run -o argv.hhtrace -- "$prog" 0 $(seq 1 20000) >/dev/null 2>&1 || fail "run with 20,002 arguments"
+    "$hh" report --json argv.hhtrace >argv.json 2>/dev/null
+    python3 - argv.json "$prog" <<'PY' || fail "20,002 arguments: $(tail -c 300 argv.json)"
+import json, re, sys
+argv = json.load(open(sys.argv[1]))["trace"]["argv"]
+m = re.fullmatch(r"\[heaphook: (\d+) more arguments \((\d+) bytes\) not recorded\]", argv[-1])
+assert m, argv[-1]
+kept = argv[:-1]
+want = [sys.argv[2], "0"] + [str(i) for i in range(1, 20001)]
+assert kept == want[:len(kept)], kept[-3:]
+assert len(kept) + int(m[1]) == len(want), (len(kept), m[1])
+assert sum(len(a) + 1 for a in want[len(kept):]) == int(m[2]), m[2]
+PY
     # Counts unbiased where a sample stands for a fraction of blocks: 16 KiB
     # and 32 KiB blocks sampled every 16 KiB (each sample stands for 1.58 or
     # 1.16 blocks). Rounding each count to the nearest gave +26% and -13.5%

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -330,12 +331,28 @@ void hh__tr_modules_reset(void) {
 
 /* ---- command line ------------------------------------------------------------------ */
 
+/* The arguments kept (the process records' room), then a last one that
+ * says what was left out. */
 #define CMDLINE_MAX (60u << 10)
+#define CMDLINE_NOTE 128u
+#define CMDLINE_SCRATCH 4096u
+
+/* The rest of the command line after CMDLINE_MAX bytes, counted: arguments
+ * (their ends) and bytes. */
+static void count_rest(int fd, uint8_t *scratch, uint64_t *args, uint64_t *bytes) {
+  for (;;) {
+    ssize_t n = read(fd, scratch, CMDLINE_SCRATCH);
+    if (n <= 0) return;
+    *bytes += (uint64_t)n;
+    for (ssize_t i = 0; i < n; i++) *args += scratch[i] == '\0';
+  }
+}
 
 void hh__tr_command_record(void) {
-  uint8_t *buf = hh__tr_map(CMDLINE_MAX + 1);
+  uint8_t *buf = hh__tr_map(CMDLINE_MAX + CMDLINE_NOTE + CMDLINE_SCRATCH);
   if (buf == NULL) return;
   size_t len = 0;
+  uint64_t more_args = 0, more_bytes = 0;
   int cancel = hh__cancel_off();
   int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
@@ -344,10 +361,26 @@ void hh__tr_command_record(void) {
       if (n <= 0) break;
       len += (size_t)n;
     }
+    if (len == CMDLINE_MAX) count_rest(fd, buf + CMDLINE_MAX + CMDLINE_NOTE, &more_args, &more_bytes);
     close(fd);
   }
   hh__cancel_restore(cancel);
-  if (len > 0 && buf[len - 1] != '\0') buf[len++] = '\0'; /* cut: end the last one */
+  if (more_bytes > 0 || (len == CMDLINE_MAX && buf[len - 1] != '\0')) {
+    /* Cut: the argument read in part is left out whole, and a last one
+     * says how many were (a command of 20,001 arguments came out as its
+     * first 12,091, the last cut mid-word, as if it were the whole). */
+    size_t keep = len;
+    while (keep > 0 && buf[keep - 1] != '\0') keep--;
+    more_bytes += len - keep;
+    if (keep < len && more_bytes == len - keep) more_args++; /* (its end never came) */
+    len = keep;
+    int n =
+        snprintf((char *)buf + len, CMDLINE_NOTE, "[heaphook: %llu more arguments (%llu bytes) not recorded]",
+                 (unsigned long long)more_args, (unsigned long long)more_bytes);
+    if (n > 0 && (unsigned)n < CMDLINE_NOTE) len += (size_t)n + 1;
+  } else if (len > 0 && buf[len - 1] != '\0') {
+    buf[len++] = '\0'; /* (a title the program wrote over its arguments) */
+  }
   uint64_t argc = 0;
   for (size_t i = 0; i < len; i++) argc += buf[i] == '\0';
   hh__tr_meta_lock();
