@@ -17,7 +17,15 @@
  *   HEAPHOOK_TRACE_CHILDREN 0: forked children and exec'd programs do not trace
  *
  * At exit every thread's buffer is written, those of threads that ended
- * included (thread states are never freed), then END. */
+ * included, then END.
+ *
+ * Thread states are never unmapped (a late free of an ending thread, or of
+ * a thread that outlives the exit, must not touch freed memory) but they are
+ * reused: once a thread has ended in the kernel and its last chunk is
+ * written, its state goes on a free list for the next new thread (with a
+ * new thread index and its model emptied), so that a program that starts a
+ * thread per request keeps as many states as it has threads at once
+ * (reclaim_ended_locked). */
 #define _GNU_SOURCE
 #include <linux/futex.h>
 #include <pthread.h>
@@ -46,9 +54,22 @@
 #define BUF_ROOM 96    /* the most one event appends: SAMPLE_WEIGHT + REALLOC */
 #define THREAD_ROOM 40 /* a THREAD record, kept free at the end of a buffer (handover_begin) */
 
+/* A state's life (tstate.life). A state never leaves the list of all
+ * states, so the walkers of that list (the writer's idle scan, exec's
+ * provisional chunks, the exit's flush) need no more than its lock: a free
+ * state holds no event (committed 0), and it becomes a new thread's under
+ * its lock, before that thread commits any. */
+enum {
+  LIFE_LIVE,  /* its thread runs (and records in it) */
+  LIFE_ENDED, /* on_thread_exit has run: the thread may still record late frees until the kernel ends it */
+  LIFE_FREE,  /* on free_states, its last chunk written: the next new thread takes it */
+};
+
 typedef struct tstate {
-  struct tstate *next; /* all threads' states, newest first; never freed */
-  uint32_t index;      /* thread index in the trace, from 1 */
+  struct tstate *next;      /* all threads' states, newest first; never freed, never unlinked */
+  struct tstate *free_next; /* on free_states */
+  atomic_int life;          /* LIFE_* */
+  uint32_t index;           /* thread index in the trace, from 1; new at each reuse */
   int tid;
   char name[16];
   bool need_thread; /* THREAD record due at the next chunk's start */
@@ -72,6 +93,7 @@ typedef struct tstate {
   /* the writer's look at an idle thread (write_idle_buffers) */
   uint64_t idle_seen, idle_since, prov_written;
   uint64_t exec_prov; /* at an exec: the events of its provisional chunk, while they are the latest */
+  int ended_tid;      /* gettid() in on_thread_exit: the kernel thread reclaim_ended_locked waits for */
 } tstate;
 
 static __thread tstate *tls_ts IE;
@@ -86,6 +108,13 @@ __thread unsigned hh__tr_busy IE;
 static __thread bool t_locked_outside_hook IE;
 static _Atomic(tstate *) threads;
 static atomic_uint next_index = 1;
+/* States whose threads have ended, ready for new threads, under free_lock
+ * (a spin lock: a lock-free stack popped by several threads could take a
+ * state twice, ABA). Pushed by reclaim_ended_locked, popped by new threads. */
+static tstate *free_states;
+static atomic_int free_lock;
+/* States in LIFE_ENDED: reclaim_ended_locked has nothing to look for at 0. */
+static atomic_uint ended_count;
 static pthread_key_t exit_key;
 static bool have_key;
 /* The process the tracer's state belongs to: a vfork child (which shares
@@ -112,9 +141,44 @@ static void thread_name(char out[16]) {
 }
 
 static void on_thread_exit(void *arg);
+static bool reclaim_here(void);
 
+static tstate *take_free_state(void) {
+  spin_lock(&free_lock);
+  tstate *ts = free_states;
+  if (ts != NULL) free_states = ts->free_next;
+  spin_unlock(&free_lock);
+  return ts;
+}
+
+/* A state for this thread: an ended thread's (reclaim_ended_locked) if
+ * there is one, else a new one. A reused state gets a new thread index
+ * (the reader keeps a model per index, which a new index starts from
+ * nothing, as the emptied writer's model does) and a THREAD record at its
+ * first chunk. */
 static tstate *thread_state_slow(void) {
   if (tls_failed) return NULL;
+  tstate *ts = take_free_state();
+  if (ts == NULL && reclaim_here()) ts = take_free_state();
+  if (ts != NULL) {
+    char name[16];
+    thread_name(name);
+    /* Under its lock: a walker of the states (the exit's flush, exec's
+     * provisional chunks, the writer's idle scan) that finds events in it
+     * reads them with this index. Not `closed`: one the exit's flush
+     * closed while it was free stays closed (the trace is ending). */
+    spin_lock(&ts->lock);
+    ts->index = atomic_fetch_add(&next_index, 1);
+    ts->tid = (int)syscall(SYS_gettid);
+    memcpy(ts->name, name, 16);
+    hh__tr_event_clock_init(&ts->clock);
+    ts->need_thread = true;
+    atomic_store(&ts->life, LIFE_LIVE);
+    spin_unlock(&ts->lock);
+    tls_ts = ts;
+    if (have_key) pthread_setspecific(exit_key, ts);
+    return ts;
+  }
   size_t head = (sizeof(tstate) + 4095) & ~(size_t)4095;
   size_t cache = hh__tr_opt.stacks ? (hh__tr_stack_cache_bytes() + 4095) & ~(size_t)4095 : 0;
   uint8_t *mem = hh__tr_map(head + 2 * BUF_CAP + cache);
@@ -124,7 +188,7 @@ static tstate *thread_state_slow(void) {
     tls_failed = true;
     return NULL;
   }
-  tstate *ts = (tstate *)mem;
+  ts = (tstate *)mem;
   ts->model = model;
   ts->buf = ts->buf_a = mem + head;
   ts->buf_b = mem + head + BUF_CAP;
@@ -351,6 +415,89 @@ static void write_provisional_at_exec(tstate *ts, uint64_t *counted) {
   spin_unlock(&ts->lock);
 }
 
+static void reset_buffer(tstate *ts);
+
+/* With write_lock, so that nothing else walks the states' buffers (the
+ * idle scan, exec, the exit's flush, a fork: all hold it) and no queued
+ * chunk is being written: the states of ended threads that nothing will
+ * touch again go on the free list, for new threads. Without this a program
+ * that starts a thread per request grew by ~22 KB per thread it had ever
+ * started (the state's page, its model, page tables): 20,000 short threads
+ * took 432 MiB. A state in LIFE_ENDED is taken once
+ * - its thread is gone from the kernel (tgkill says ESRCH): after
+ *   on_thread_exit come the other keys' destructors and glibc's own frees,
+ *   whose events still land in the state, until the thread ends;
+ * - no chunk of it waits in the queue: its spare buffer is back (the owner
+ *   takes the spare when it queues a chunk, and the writer gives it back
+ *   under write_lock once the chunk is written), so no job names it;
+ * - the exit's flush has not closed it (the trace is ending: it writes
+ *   what the state holds).
+ * The events the thread recorded after its exit's flush are written here
+ * as its last chunk, under its index, after all its others; a provisional
+ * copy of them (the idle scan, an exec) comes before it in the file, so the
+ * reader drops that copy. Then the state is emptied as a new thread's: no
+ * events (committed 0, which every walker skips), the idle scan's marks
+ * cleared (a new thread's first commit could equal the old prov_written),
+ * the model emptied (the next thread's first chunk is told against
+ * nothing), the buffers and stack cache given back to the kernel (zero
+ * pages are an empty cache). */
+static void reclaim_ended_locked(void) {
+  if (atomic_load(&ended_count) == 0) return;
+  int saved = errno;
+  for (tstate *ts = atomic_load(&threads); ts != NULL; ts = ts->next) {
+    if (atomic_load(&ts->life) != LIFE_ENDED) continue;
+    /* (A tid the kernel gave to a new thread meanwhile reads as alive:
+     * the state waits for that thread too, which is safe.) */
+    if (syscall(SYS_tgkill, owner_pid, ts->ended_tid, 0) == 0 || errno != ESRCH) continue;
+    /* The spare looked at once the thread is gone: before, the thread
+     * could still queue a chunk (late frees that filled its buffer). */
+    if (atomic_load(&ts->spare) == NULL) continue;
+    spin_lock(&ts->lock);
+    if (!ts->closed) {
+      uint64_t c = atomic_load_explicit(&ts->committed, memory_order_acquire);
+      if ((c >> 32) != 0) {
+        hh__tr_proc_flush();
+        hh__tr_write_chunk(ts->buf, (size_t)(c & 0xffffffffu), ts->index, c >> 32, ts->model);
+      }
+      reset_buffer(ts);
+      hh__tr_model_reset(ts->model);
+      madvise(ts->buf_a, BUF_CAP, MADV_DONTNEED);
+      madvise(ts->buf_b, BUF_CAP, MADV_DONTNEED);
+      if (ts->cache != NULL) madvise(ts->cache, hh__tr_stack_cache_bytes(), MADV_DONTNEED);
+      ts->idle_seen = ts->idle_since = ts->prov_written = ts->exec_prov = 0;
+      atomic_store(&ts->spare_waiting, 0);
+      atomic_store(&ts->life, LIFE_FREE);
+      atomic_fetch_sub(&ended_count, 1);
+      spin_lock(&free_lock);
+      ts->free_next = free_states;
+      free_states = ts;
+      spin_unlock(&free_lock);
+    }
+    spin_unlock(&ts->lock);
+  }
+  errno = saved;
+}
+
+/* A new thread found no free state, and there is no writer thread to
+ * reclaim ended threads' states (sampled mode, before the writer starts,
+ * or when it could not start): it does so itself. It waits for write_lock
+ * (it holds none of the tracer's locks here, and the holders, an exit, an
+ * exec, a fork or another new thread's reclaim, wait for no new thread):
+ * with a try-lock, each new thread that found it taken made a state of its
+ * own, and four threads starting threads in turn, with a late free each,
+ * kept ~350 states after 96,000 threads, and more the longer they ran.
+ * Never in a vfork child, which shares the parent's states. */
+static bool reclaim_here(void) {
+  if (atomic_load(&ended_count) == 0 || atomic_load(&writer_state) == 2) return false;
+  if ((pid_t)syscall(SYS_getpid) != owner_pid) return false;
+  write_lock_take();
+  hh__tr_busy++; /* a fork from a signal handler here leaves our locks alone */
+  reclaim_ended_locked();
+  hh__tr_busy--;
+  pthread_mutex_unlock(&write_lock);
+  return true;
+}
+
 /* The signal mask of the thread that started the writer. */
 static sigset_t creator_mask;
 
@@ -371,6 +518,7 @@ static void *writer_main(void *arg) {
       write_job(&j);
     else if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed))
       write_idle_buffers(hh__tr_now());
+    if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) reclaim_ended_locked();
     pthread_mutex_unlock(&write_lock);
     /* RSS (and the module list) also while the program does not allocate:
      * the writer wakes at least every 20 ms. */
@@ -681,11 +829,13 @@ static void on_thread_exit(void *arg) {
   t_locked_outside_hook = true;
   if (atomic_load(&hh__tr_active)) flush_thread(ts);
   t_locked_outside_hook = was;
-  /* The state stays (late frees of this thread land in it); its memory
-   * goes back until then. Not once the exit's flush has closed it: that
-   * flush, in the thread that called exit, may be encoding this buffer
-   * right now (it read zeros: "cannot write the trace file (Invalid
-   * argument)" and no END, trace.thread_ends). */
+  /* The state stays the thread's until the kernel has ended it (late
+   * frees of this thread, in the destructors after this one and glibc's
+   * own, land in it), then goes to a new thread (reclaim_ended_locked);
+   * its buffers' memory goes back until then. Not once the exit's flush
+   * has closed it: that flush, in the thread that called exit, may be
+   * encoding this buffer right now (it read zeros: "cannot write the trace
+   * file (Invalid argument)" and no END, trace.thread_ends). */
   spin_lock(&ts->lock);
   if (!ts->closed) {
     madvise(ts->buf, BUF_CAP, MADV_DONTNEED);
@@ -694,6 +844,12 @@ static void on_thread_exit(void *arg) {
     if (ts->cache != NULL) madvise(ts->cache, hh__tr_stack_cache_bytes(), MADV_DONTNEED);
   }
   spin_unlock(&ts->lock);
+  /* The thread that runs this is the state's (ts == tls_ts), whatever made
+   * the state: its tid is the one to wait for. The count first, so that it
+   * is never below the states in LIFE_ENDED (reclaim's shortcut at 0). */
+  ts->ended_tid = (int)syscall(SYS_gettid);
+  atomic_fetch_add(&ended_count, 1);
+  atomic_store(&ts->life, LIFE_ENDED);
 }
 
 /* With write_lock held: the queue (older) and then this thread's buffer
@@ -784,6 +940,11 @@ static void child_restart(void) {
   tstate *me = tls_ts;
   atomic_store(&threads, NULL);
   atomic_store(&next_index, 1);
+  /* The free and ended states were the parent's threads' too (and a new
+   * thread may have held free_lock at the fork). */
+  free_states = NULL;
+  atomic_store(&free_lock, 0);
+  atomic_store(&ended_count, 0);
   if (!was || !hh__tr_opt.children) return;
   owner_pid = (pid_t)syscall(SYS_getpid);
   hh__tr_clock_start();
@@ -798,6 +959,9 @@ static void child_restart(void) {
     me->need_thread = true;
     me->closed = false;
     me->dead = false;
+    /* (a fork from a destructor after on_thread_exit: here the thread is
+     * the process's only one, never to be reclaimed) */
+    atomic_store(&me->life, LIFE_LIVE);
     me->buf = me->buf_a;
     hh__tr_model_reset(me->model); /* a new trace: the reader starts from nothing */
     atomic_store(&me->spare, me->buf_b);

@@ -51,19 +51,19 @@ hh_tr_model *hh__tr_model_new(void) {
 
 void hh__tr_model_set_version(hh_tr_model *m, uint32_t version) { m->version = version; }
 
-/* (In a forked child: the map, up to 64 MiB, goes back rather than being
- * cleared page by page.) */
+/* The model as hh__tr_model_new makes it, its version kept (in a forked
+ * child; for the next thread of a reused thread state). Its memory goes
+ * back to the kernel rather than being cleared page by page: the map, up
+ * to 64 MiB, and the model itself (a mapping of its own, zero again at the
+ * next touch), whose ~30 KiB of LIFOs a memset made resident in every
+ * thread state waiting for reuse (recorder.c). */
 void hh__tr_model_reset(hh_tr_model *m) {
   if (m == NULL) return;
-  memset(&m->s, 0, sizeof m->s);
   if (m->e != NULL) munmap(m->e, m->cap * sizeof *m->e);
-  m->e = NULL;
-  m->cap = m->n = 0;
   if (m->fring != NULL) munmap(m->fring, FRING_BYTES);
-  m->fring = NULL;
-  m->ftab = NULL;
-  m->fring_failed = false;
-  m->nfree = 0;
+  uint32_t version = m->version;
+  if (madvise(m, sizeof *m, MADV_DONTNEED) != 0) memset(m, 0, sizeof *m);
+  m->version = version;
 }
 
 static inline uint32_t ftab_slot(uint64_t addr) {
