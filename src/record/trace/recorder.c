@@ -653,9 +653,17 @@ static void flush_thread_locked(tstate *ts) {
       }
       atomic_store(&ts->spare, spare);
     }
-    /* The writer is behind: wait for it (the lock is not held meanwhile). */
+    /* The writer is behind: wait for it. No lock of the tracer's is held
+     * meanwhile (nor by flush_thread's callers, unless they said so with
+     * hh__tr_busy of their own), and the buffer is whole: an exit from a
+     * signal handler that interrupts the wait may finish the trace, this
+     * buffer included. Before, the wait counted as busy, and such an exit
+     * lost the trace's end in about half the runs of a program that
+     * allocates without pause (the writer is behind then). */
     spin_unlock(&ts->lock);
+    hh__tr_busy--;
     wait_for_writer(ts, given, popped, spare != NULL, &turns);
+    hh__tr_busy++;
   }
   reset_buffer(ts);
   spin_unlock(&ts->lock);
