@@ -116,13 +116,16 @@ static int cmp_row(const void *x, const void *y) {
 }
 
 /* How a row changed: 1 grew, -1 shrank, 0 the same (by peak, then leaked,
- * then bytes allocated, allocations, temporary allocations, leaked blocks:
+ * then bytes allocated, allocations, temporary allocations when both traces
+ * know them (a sampled one does not: its 0s are no change), leaked blocks:
  * a site whose temporary allocations alone changed was left out). */
-static int direction(const row *r) {
-  int64_t d[6] = {
-      delta(r->v[0].peak_bytes, r->v[1].peak_bytes), delta(r->v[0].leaked_bytes, r->v[1].leaked_bytes),
-      delta(r->v[0].bytes, r->v[1].bytes),           delta(r->v[0].allocations, r->v[1].allocations),
-      delta(r->v[0].temporary, r->v[1].temporary),   delta(r->v[0].leaked_blocks, r->v[1].leaked_blocks)};
+static int direction(const row *r, bool temporary_known) {
+  int64_t d[6] = {delta(r->v[0].peak_bytes, r->v[1].peak_bytes),
+                  delta(r->v[0].leaked_bytes, r->v[1].leaked_bytes),
+                  delta(r->v[0].bytes, r->v[1].bytes),
+                  delta(r->v[0].allocations, r->v[1].allocations),
+                  temporary_known ? delta(r->v[0].temporary, r->v[1].temporary) : 0,
+                  delta(r->v[0].leaked_blocks, r->v[1].leaked_blocks)};
   for (int i = 0; i < 6; i++)
     if (d[i]) return d[i] > 0 ? 1 : -1;
   return 0;
@@ -209,10 +212,11 @@ int hh_cmd_diff(int argc, char **argv) {
     }
   }
   {
+    bool temporary_known = in[0].l.analysis->temporary_known && in[1].l.analysis->temporary_known;
     row **order = xcalloc(t.n, sizeof *order);
     size_t ngrew = 0, nshrank = 0, n = 0;
     for (size_t i = 0; i < t.n; i++) {
-      int d = direction(&t.v[i]);
+      int d = direction(&t.v[i], temporary_known);
       if (d == 0) continue;
       order[n++] = &t.v[i];
       if (d > 0)
@@ -272,7 +276,7 @@ int hh_cmd_diff(int argc, char **argv) {
         size_t total = dir > 0 ? ngrew : nshrank, shown = 0;
         fprintf(out, "\n%s (%zu call sites)%s\n", dir > 0 ? "grew" : "shrank", total, total ? ":" : "");
         for (size_t i = 0; i < n && (!top || shown < top); i++) {
-          if (direction(order[i]) != dir) continue;
+          if (direction(order[i], temporary_known) != dir) continue;
           text_row(out, order[i], in, frames);
           shown++;
         }

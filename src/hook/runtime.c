@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc/libc/libc_allocator.h"
@@ -146,13 +147,20 @@ static bool log_named(void) {
  * go to stderr, as without it. */
 static bool log_refused;
 
-/* The log opened (made when missing), or why not said: false. */
-static int open_named_log(const char *pattern) {
+#define HH_LOG_NOT_PROBED (-2)
+
+/* The log opened (made when missing), or why not said: -1. At start-up
+ * (probe) a log that exists and is no regular file is left alone
+ * (HH_LOG_NOT_PROBED): opened and closed, a named pipe's reader saw its
+ * end at once, and the open at exit then waited for a reader for good. */
+static int open_named_log(const char *pattern, bool probe) {
   char path[4096];
   if (hh__expand_pid(pattern, path, sizeof path) != 0) {
     hh__log("HEAPHOOK_LOG=%s: path too long; reporting to stderr", pattern);
     return -1;
   }
+  struct stat st;
+  if (probe && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return HH_LOG_NOT_PROBED;
   int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0)
     hh__log("HEAPHOOK_LOG=%s: cannot open %s (%s); reporting to stderr", pattern, path, strerror(errno));
@@ -172,9 +180,9 @@ static void keep_stderr(void) {
    * said at exit on fd 2, which GNU tools have closed by then: the warning
    * and the reports were lost without a word. */
   if (log_named()) {
-    int fd = open_named_log(hh__env_get("HEAPHOOK_LOG"));
-    if (fd >= 0) {
-      close(fd);
+    int fd = open_named_log(hh__env_get("HEAPHOOK_LOG"), true);
+    if (fd >= 0 || fd == HH_LOG_NOT_PROBED) {
+      if (fd >= 0) close(fd);
       errno = saved;
       return;
     }
@@ -242,7 +250,7 @@ static int open_log(bool to_log) {
     int copy = hh__own_fd_use(&stderr_copy);
     return copy >= 0 ? copy : 2;
   }
-  int fd = open_named_log(hh__env_get("HEAPHOOK_LOG"));
+  int fd = open_named_log(hh__env_get("HEAPHOOK_LOG"), false);
   return fd >= 0 ? fd : 2;
 }
 

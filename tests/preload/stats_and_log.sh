@@ -159,6 +159,24 @@ else
   fail "HEAPHOOK_LOG unopenable, stderr closed at exit: want '$want' then the counts report, got: $(cat "$work/err")"
 fi
 
+# A named pipe as the log: not opened at start-up (opened and closed, its
+# reader saw the end, and the open at exit waited for a reader for good:
+# the program hung at exit), its reader gets the report.
+mkfifo "$work/pipe"
+cat "$work/pipe" >"$work/piped" &
+reader=$!
+# (timeout outside the preload: one process writes to the pipe)
+timeout -s KILL 20 env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_STATS LD_PRELOAD="$heaphook" HEAPHOOK_RECORD=counts \
+  HEAPHOOK_LOG="$work/pipe" ls / >/dev/null 2>"$work/err"
+rc=$?
+kill "$reader" 2>/dev/null
+wait "$reader" 2>/dev/null
+if [ $rc = 0 ] && grep -q '^heaphook: calls by function (pid [0-9]*)$' "$work/piped" && [ ! -s "$work/err" ]; then
+  ok "HEAPHOOK_LOG a named pipe: the report reaches its reader"
+else
+  fail "HEAPHOOK_LOG a named pipe: status $rc (137: hung), read: $(cat "$work/piped"), stderr: $(cat "$work/err")"
+fi
+
 # The same under a long directory name (200 bytes): the whole line, reason
 # included (messages were cut at 512 bytes).
 long=$work/$(printf 'd%.0s' $(seq 200))

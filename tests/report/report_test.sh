@@ -169,6 +169,17 @@ r = d["sites"][0]
 assert r["key"].endswith(";temp"), r["key"]
 eq("temp delta", r["delta"], {"allocations": 0, "bytes": 0, "temporary": -100, "peak_bytes": 0, "leaked_bytes": 0, "leaked_blocks": 0})
 '
+    # A sampled trace knows no temporary allocations (all 0): against a
+    # full one, that is no change. Sampled every 2 bytes, each of this
+    # program's blocks is drawn (p = 1 - e^-32 at 64 bytes) with its own
+    # size as weight, so every other number is exact: nothing changed
+    # (the temp site was listed as shrunk, every number shown +0).
+    "$hh" run -o s2.hhtrace --sample 2 -- "$prog" 3 2>run.err || fail "run --sample 2"
+    "$hh" diff --json a.hhtrace s2.hhtrace >s2.json 2>err
+    json_check s2.json '
+eq("temporary known", (d["a"]["temporary_known"], d["b"]["temporary_known"]), (True, False))
+eq("changed", (d["sites_changed"], d["sites"]), (0, []))
+'
     # A trace cut inside its first chunk is a run with nothing in it yet,
     # reported as cut short (it was an error, and report --json printed
     # nothing); diff says which of its traces is not whole.

@@ -158,6 +158,12 @@ static tstate *take_free_state(void) {
  * first chunk. */
 static tstate *thread_state_slow(void) {
   if (tls_failed) return NULL;
+  /* Busy until the state is this thread's (tls_ts): an exit or a fork from
+   * a signal handler in between would wait for a lock this thread holds
+   * (the state's, write_lock in reclaim_here), or fork a child whose
+   * thread has a state no longer on its list of states. They leave the
+   * tracer alone instead (trace_stop, at_prepare). */
+  hh__tr_busy++;
   tstate *ts = take_free_state();
   if (ts == NULL && reclaim_here()) ts = take_free_state();
   if (ts != NULL) {
@@ -176,9 +182,11 @@ static tstate *thread_state_slow(void) {
     atomic_store(&ts->life, LIFE_LIVE);
     spin_unlock(&ts->lock);
     tls_ts = ts;
+    hh__tr_busy--;
     if (have_key) pthread_setspecific(exit_key, ts);
     return ts;
   }
+  hh__tr_busy--;
   size_t head = (sizeof(tstate) + 4095) & ~(size_t)4095;
   size_t cache = hh__tr_opt.stacks ? (hh__tr_stack_cache_bytes() + 4095) & ~(size_t)4095 : 0;
   uint8_t *mem = hh__tr_map(head + 2 * BUF_CAP + cache);
@@ -490,10 +498,8 @@ static void reclaim_ended_locked(void) {
 static bool reclaim_here(void) {
   if (atomic_load(&ended_count) == 0 || atomic_load(&writer_state) == 2) return false;
   if ((pid_t)syscall(SYS_getpid) != owner_pid) return false;
-  write_lock_take();
-  hh__tr_busy++; /* a fork from a signal handler here leaves our locks alone */
+  write_lock_take(); /* (the caller is busy: an exit or fork from a signal handler leaves our locks alone) */
   reclaim_ended_locked();
-  hh__tr_busy--;
   pthread_mutex_unlock(&write_lock);
   return true;
 }
@@ -854,8 +860,13 @@ static void on_thread_exit(void *arg) {
   spin_unlock(&ts->lock);
   /* The thread that runs this is the state's (ts == tls_ts), whatever made
    * the state: its tid is the one to wait for. The count first, so that it
-   * is never below the states in LIFE_ENDED (reclaim's shortcut at 0). */
+   * is never below the states in LIFE_ENDED (reclaim's shortcut at 0).
+   * Not the main thread's (a pthread_exit from main): the kernel keeps it
+   * as long as the process, so its state could never be taken, and kept
+   * the count above 0: every new thread of a sampled run took write_lock
+   * and walked the states at its first event, for nothing. */
   ts->ended_tid = (int)syscall(SYS_gettid);
+  if (ts->ended_tid == (int)syscall(SYS_getpid)) return;
   atomic_fetch_add(&ended_count, 1);
   atomic_store(&ts->life, LIFE_ENDED);
 }
