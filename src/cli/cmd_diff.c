@@ -95,38 +95,41 @@ static void warn_cb(void *arg, const char *message) {
 static int64_t delta(uint64_t a, uint64_t b) { return (int64_t)(b - a); }
 static uint64_t mag(int64_t d) { return d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d; }
 
+/* A row's changes (B - A) in the order that ranks them: peak bytes, leaked
+ * bytes, bytes allocated, allocations, temporary allocations (0 when a
+ * trace does not know them: a sampled one's 0s are no change), leaked
+ * blocks. */
+enum { NDELTAS = 6 };
+static bool temporary_known;
+
+static void row_deltas(const row *r, int64_t d[NDELTAS]) {
+  const side *a = &r->v[0], *b = &r->v[1];
+  d[0] = delta(a->peak_bytes, b->peak_bytes);
+  d[1] = delta(a->leaked_bytes, b->leaked_bytes);
+  d[2] = delta(a->bytes, b->bytes);
+  d[3] = delta(a->allocations, b->allocations);
+  d[4] = temporary_known ? delta(a->temporary, b->temporary) : 0;
+  d[5] = delta(a->leaked_blocks, b->leaked_blocks);
+}
+
+/* The largest change first, by the first that differs; then by key. */
 static int cmp_row(const void *x, const void *y) {
   const row *a = *(const row *const *)x, *b = *(const row *const *)y;
-  uint64_t ma = mag(delta(a->v[0].peak_bytes, a->v[1].peak_bytes)),
-           mb = mag(delta(b->v[0].peak_bytes, b->v[1].peak_bytes));
-  if (ma != mb) return ma > mb ? -1 : 1;
-  ma = mag(delta(a->v[0].leaked_bytes, a->v[1].leaked_bytes));
-  mb = mag(delta(b->v[0].leaked_bytes, b->v[1].leaked_bytes));
-  if (ma != mb) return ma > mb ? -1 : 1;
-  ma = mag(delta(a->v[0].bytes, a->v[1].bytes));
-  mb = mag(delta(b->v[0].bytes, b->v[1].bytes));
-  if (ma != mb) return ma > mb ? -1 : 1;
-  ma = mag(delta(a->v[0].allocations, a->v[1].allocations));
-  mb = mag(delta(b->v[0].allocations, b->v[1].allocations));
-  if (ma != mb) return ma > mb ? -1 : 1;
-  ma = mag(delta(a->v[0].temporary, a->v[1].temporary));
-  mb = mag(delta(b->v[0].temporary, b->v[1].temporary));
-  if (ma != mb) return ma > mb ? -1 : 1;
+  int64_t da[NDELTAS], db[NDELTAS];
+  row_deltas(a, da);
+  row_deltas(b, db);
+  for (int i = 0; i < NDELTAS; i++)
+    if (mag(da[i]) != mag(db[i])) return mag(da[i]) > mag(db[i]) ? -1 : 1;
   return strcmp(a->key, b->key);
 }
 
-/* How a row changed: 1 grew, -1 shrank, 0 the same (by peak, then leaked,
- * then bytes allocated, allocations, temporary allocations when both traces
- * know them (a sampled one does not: its 0s are no change), leaked blocks:
- * a site whose temporary allocations alone changed was left out). */
-static int direction(const row *r, bool temporary_known) {
-  int64_t d[6] = {delta(r->v[0].peak_bytes, r->v[1].peak_bytes),
-                  delta(r->v[0].leaked_bytes, r->v[1].leaked_bytes),
-                  delta(r->v[0].bytes, r->v[1].bytes),
-                  delta(r->v[0].allocations, r->v[1].allocations),
-                  temporary_known ? delta(r->v[0].temporary, r->v[1].temporary) : 0,
-                  delta(r->v[0].leaked_blocks, r->v[1].leaked_blocks)};
-  for (int i = 0; i < 6; i++)
+/* How a row changed: 1 grew, -1 shrank, 0 the same, by the first change
+ * that is not 0 (a site whose temporary allocations alone changed was left
+ * out until 2026-11-25). */
+static int direction(const row *r) {
+  int64_t d[NDELTAS];
+  row_deltas(r, d);
+  for (int i = 0; i < NDELTAS; i++)
     if (d[i]) return d[i] > 0 ? 1 : -1;
   return 0;
 }
@@ -212,11 +215,11 @@ int hh_cmd_diff(int argc, char **argv) {
     }
   }
   {
-    bool temporary_known = in[0].l.analysis->temporary_known && in[1].l.analysis->temporary_known;
+    temporary_known = in[0].l.analysis->temporary_known && in[1].l.analysis->temporary_known;
     row **order = xcalloc(t.n, sizeof *order);
     size_t ngrew = 0, nshrank = 0, n = 0;
     for (size_t i = 0; i < t.n; i++) {
-      int d = direction(&t.v[i], temporary_known);
+      int d = direction(&t.v[i]);
       if (d == 0) continue;
       order[n++] = &t.v[i];
       if (d > 0)
@@ -276,7 +279,7 @@ int hh_cmd_diff(int argc, char **argv) {
         size_t total = dir > 0 ? ngrew : nshrank, shown = 0;
         fprintf(out, "\n%s (%zu call sites)%s\n", dir > 0 ? "grew" : "shrank", total, total ? ":" : "");
         for (size_t i = 0; i < n && (!top || shown < top); i++) {
-          if (direction(order[i], temporary_known) != dir) continue;
+          if (direction(order[i]) != dir) continue;
           text_row(out, order[i], in, frames);
           shown++;
         }
