@@ -655,6 +655,7 @@ typedef struct progress {
   bool on, shown;
   double start, after;
   int last_pct;
+  int width; /* of the widest line drawn */
 } progress;
 
 static void progress_tick(progress *p, uint64_t offset, uint64_t size) {
@@ -671,13 +672,16 @@ static void progress_tick(progress *p, uint64_t offset, uint64_t size) {
   int fill = pct * 40 / 100;
   for (int i = 0; i < 40; i++) bar[i] = i < fill ? '#' : '.';
   bar[40] = 0;
-  fprintf(stderr, "\rheaphook: analysing [%s] %3d%%", bar, pct);
+  int n = fprintf(stderr, "\rheaphook: analysing [%s] %3d%%", bar, pct);
+  if (n > p->width) p->width = n;
   fflush(stderr);
 }
 
+/* The bar's line blanked, all of it (blanked to 60 columns of its 67,
+ * "#] 100%" stayed on the report's first line). */
 static void progress_done(progress *p) {
   if (p->shown) {
-    fprintf(stderr, "\r%60s\r", "");
+    fprintf(stderr, "\r%*s\r", p->width, "");
     fflush(stderr);
   }
 }

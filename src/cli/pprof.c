@@ -352,7 +352,10 @@ int hh_write_pprof(const char *path, const hh_profile *p, const hh_trace_module 
     snprintf(err, err_size, "out of memory");
     return -1;
   }
-  gzFile gz = gzopen(path, "wb9");
+  /* Level 6, gzip's default: level 9 took 30 times as long as the whole
+   * analysis on a trace of 800,000 deep stacks (~95% of it in zlib) for
+   * an output ~13% smaller. */
+  gzFile gz = gzopen(path, "wb6");
   if (!gz) {
     snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno ? errno : ENOMEM));
     free(data);

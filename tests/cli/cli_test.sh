@@ -538,6 +538,15 @@ PY
     HEAPHOOK_PROGRESS_AFTER=0.000001 script -qec "$hh report t.hhtrace >report.txt" tty.log >/dev/null
     expect_rc 0 $? "report on a terminal"
     expect_in tty.log "heaphook: analysing [########################################] 100%"
+    # then the whole line blanked (60 of its 67 columns were: "#] 100%"
+    # stayed in front of the report's first line)
+    python3 - tty.log <<'PY' || fail "the bar's line is not blanked whole: $(od -c tty.log | tail -5)"
+import sys
+log = open(sys.argv[1], "rb").read()
+bar = b"heaphook: analysing [" + b"#" * 40 + b"] 100%"
+after = log[log.rindex(bar) + len(bar):]
+assert after.startswith(b"\r" + b" " * len(bar)), after[:80]
+PY
     expect_in report.txt "heaphook report"
     HEAPHOOK_PROGRESS_AFTER=0.000001 "$hh" report t.hhtrace >report2.txt 2>err
     expect_rc 0 $? "report, stderr a file"

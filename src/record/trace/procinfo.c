@@ -485,6 +485,13 @@ void hh__tr_rss_record(uint64_t time) {
   for (; *p >= '0' && *p <= '9'; p++) pages = pages * 10 + (uint64_t)(*p - '0');
   long page = sysconf(_SC_PAGESIZE);
   hh__tr_meta_lock();
+  /* Timed again under the lock, which orders the records: two samplers
+   * (the writer, a program thread's periodic look) that took their times
+   * before it, the later first, wrote the earlier time after the later
+   * one when a stack table's growth held the lock between them ("events
+   * came too late" on a single-threaded program with 500,000 stacks). */
+  uint64_t now = hh__tr_now();
+  if (now > time) time = now;
   uint8_t *q = hh__tr_proc_reserve(1 + 2 * HH_VARINT_MAX);
   if (q != NULL) {
     *q++ = HH_REC_RSS;
