@@ -8,33 +8,23 @@
 
 volatile int sink;
 
+__attribute__((noinline)) void a(int depth, unsigned long long bits);
 __attribute__((noinline)) void b(int depth, unsigned long long bits);
 
-__attribute__((noinline)) void a(int depth, unsigned long long bits) {
+/* One frame of a or b (each its own, so that the bits choose the stack):
+ * the next frame, or at the bottom an allocation of leaf bytes. */
+static inline __attribute__((always_inline)) void step(int depth, unsigned long long bits, size_t leaf) {
   if (depth == 0) {
-    void *volatile p = malloc(32);
+    void *volatile p = malloc(leaf);
     free(p);
     return;
   }
-  if (bits & 1)
-    a(depth - 1, bits >> 1);
-  else
-    b(depth - 1, bits >> 1);
+  (bits & 1 ? a : b)(depth - 1, bits >> 1);
   sink++;
 }
 
-__attribute__((noinline)) void b(int depth, unsigned long long bits) {
-  if (depth == 0) {
-    void *volatile p = malloc(48);
-    free(p);
-    return;
-  }
-  if (bits & 1)
-    a(depth - 1, bits >> 1);
-  else
-    b(depth - 1, bits >> 1);
-  sink++;
-}
+void a(int depth, unsigned long long bits) { step(depth, bits, 32); }
+void b(int depth, unsigned long long bits) { step(depth, bits, 48); }
 
 int main(int argc, char **argv) {
   if (argc != 3) return 2;
