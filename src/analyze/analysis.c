@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "trace/handoff.h"
+#include "trace/tick_order.h"
 #include "trace/xalloc.h"
 
 /* ---- costs ---------------------------------------------------------------- */
@@ -236,6 +237,7 @@ typedef struct state {
   uint64_t ordinal;
   uint64_t *last_alloc; /* by thread slot: its most recent allocation's address (temporary rule) */
   hh_handoff parked;    /* frees that may have come before their allocation */
+  hh_ticks ticks;       /* runs of one time put in an order the heap allows */
 
   hh_live_block *grave;
   size_t ngrave, grave_cap;
@@ -835,6 +837,20 @@ static void state_free(state *s) {
   free(s->live.slots);
   free(s->grave);
   hh_handoff_free(&s->parked);
+  hh_ticks_free(&s->ticks);
+}
+
+/* The oracle of s->ticks: whether a block is live at addr. */
+static bool live_at(void *ctx, uint64_t addr) { return table_find(&((state *)ctx)->live, addr) != NULL; }
+
+/* Applies a batch of merged events, runs of one time in another order
+ * where the heap says so (trace/tick_order.h); an empty last batch at the
+ * end applies what waited for a batch that did not come. */
+static void consume_batch(state *s, pass_state *p, hh_event *evs, size_t n, bool last) {
+  const hh_event *span;
+  size_t len;
+  hh_ticks_batch(&s->ticks, evs, n, last);
+  while ((span = hh_ticks_span(&s->ticks, &len)) != NULL) consume(s, p, span, len);
 }
 
 hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
@@ -847,6 +863,7 @@ hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
   s.sampled = (hh_reader_header(r)->flags & HH_TRACE_FLAG_SAMPLED) != 0;
   s.want_blocks = opt->peak_blocks;
   s.parked.window = hh_handoff_window(r);
+  hh_ticks_init(&s.ticks, s.sampled, live_at, &s);
   s.tl_cap = opt->max_points ? opt->max_points : 2000;
   if (s.tl_cap < 2) s.tl_cap = 2;
   s.tl = xcalloc(s.tl_cap, sizeof *s.tl);
@@ -890,7 +907,7 @@ hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
       len = feed_fill(&f, f.buf[0]);
       if (!len) break;
     }
-    consume(&s, &pass, f.buf[slot], len);
+    consume_batch(&s, &pass, f.buf[slot], len, false);
     if (prog.on) progress_tick(&prog, __atomic_load_n(&f.offset, __ATOMIC_RELAXED), hh_reader_file_size(r));
     if (threaded) {
       pthread_mutex_lock(&f.mu);
@@ -901,6 +918,7 @@ hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
     }
   }
   if (threaded) pthread_join(reader_thread, NULL);
+  consume_batch(&s, &pass, NULL, 0, true);
   progress_done(&prog);
   expire_parked(&s, UINT64_MAX);
   a->late_events = hh_merge_late(f.m);

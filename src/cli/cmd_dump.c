@@ -21,7 +21,8 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  --no-symbols   do not symbolize addresses (faster)\n"
-    "  --ordered      events in time order across threads (as the analyses see them)\n"
+    "  --ordered      events in time order across threads, as the merge gives them (the analyses\n"
+    "                 also reorder a clock tick's events the heap says came otherwise)\n"
     "  --stacks       the whole call stack after each allocation, one frame per line\n"
     "  -h, --help     this help\n";
 

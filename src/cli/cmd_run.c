@@ -95,6 +95,12 @@ static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
   else
     fprintf(stderr, "heaphook: leaked %" PRIu64 " bytes (%s) in %" PRIu64 " blocks at exit\n",
             s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks);
+  if (s->unknown_frees) /* as the report says them */
+    fprintf(stderr,
+            "heaphook: %" PRIu64
+            " unknown frees (blocks allocated before the trace started, or by a signal"
+            " handler inside heaphook)\n",
+            s->unknown_frees);
   struct stat st;
   uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
   fprintf(stderr, "heaphook: trace %s (%s, %" PRIu64 " chunks)\n", path, hh_cli_bytes(a, sizeof a, size),

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "trace/handoff.h"
+#include "trace/tick_order.h"
 #include "trace/xalloc.h"
 
 typedef struct live_table {
@@ -122,88 +123,103 @@ static void peak_check(hh_summary *s, uint64_t total, uint64_t time) {
   }
 }
 
+/* The replay's state. */
+typedef struct replay {
+  hh_summary *s;
+  live_table t;
+  hh_handoff parked;
+} replay;
+
+/* The oracle of the run reordering (trace/tick_order.h). */
+static bool live_at(void *ctx, uint64_t addr) { return live_has(&((replay *)ctx)->t, addr); }
+
+static void on_event(replay *p, const hh_event *e) {
+  hh_summary *s = p->s;
+  live_table *t = &p->t;
+  hh_event ev = *e, f;
+  uint64_t count;
+  if ((ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_FREE || ev.kind == HH_EV_REALLOC) &&
+      hh_handoff_any(&p->parked))
+    expire(s, &p->parked, ev.time);
+  switch (ev.kind) {
+    case HH_EV_ALLOC:
+      count = hh_event_count(s->sampled, &ev);
+      s->allocs += count;
+      s->allocated_bytes += ev.weight;
+      if (hh_handoff_any(&p->parked) && hh_handoff_take(&p->parked, &ev, &f)) {
+        /* allocated, then freed by the parked event: a block live at
+         * the address already stays (handoff.h; as the analysis does) */
+        if (!live_has(t, ev.addr)) peak_check(s, t->total + ev.weight, ev.time);
+        if (f.kind == HH_EV_FREE) s->frees += count;
+        break;
+      }
+      live_put(t, ev.addr, ev.weight, count);
+      break;
+    case HH_EV_REALLOC:
+      /* sampled: the old block may not have been sampled, and a weight
+       * of 0 says the new one is not followed (trace-format.md) */
+      s->reallocs += !s->sampled ? 1 : ev.weight ? hh_event_count(true, &ev) : 0;
+      s->allocated_bytes += ev.weight;
+      if (!live_del(t, ev.old_addr) && !s->sampled) {
+        if (ev.addr != ev.old_addr)
+          park(s, &p->parked, &ev);
+        else
+          s->unknown_frees++;
+      }
+      if (s->sampled && ev.weight == 0) break;
+      count = hh_event_count(s->sampled, &ev);
+      if (ev.addr != ev.old_addr && hh_handoff_any(&p->parked) && hh_handoff_take(&p->parked, &ev, &f)) {
+        /* a new block another thread freed first (a buffer grown, then
+         * handed over), as for an allocation above */
+        if (!live_has(t, ev.addr)) peak_check(s, t->total + ev.weight, ev.time);
+        if (f.kind == HH_EV_FREE) s->frees += count;
+        break;
+      }
+      live_put(t, ev.addr, ev.weight, count);
+      break;
+    case HH_EV_FREE:
+      count = live_del(t, ev.addr);
+      if (!count) {
+        park(s, &p->parked, &ev);
+        return;
+      }
+      s->frees += count;
+      break;
+    case HH_EV_END:
+    case HH_EV_EXEC:
+      if (ev.time > s->end_time) s->end_time = ev.time;
+      return;
+    default:
+      return;
+  }
+  if (ev.time > s->end_time) s->end_time = ev.time;
+  peak_check(s, t->total, ev.time);
+}
+
 void hh_summarize(hh_reader *r, hh_summary *s) {
   memset(s, 0, sizeof *s);
   s->sampled = (hh_reader_header(r)->flags & HH_TRACE_FLAG_SAMPLED) != 0;
-  live_table t = {0};
-  hh_handoff parked = {.window = hh_handoff_window(r)};
+  replay p = {.s = s, .parked = {.window = hh_handoff_window(r)}};
+  hh_ticks ticks;
+  hh_ticks_init(&ticks, s->sampled, live_at, &p);
   hh_merge *m = hh_merge_new(r, 0);
-  hh_event ev, f, batch[256];
-  size_t n = 0, at = 0;
-  for (;;) {
-    if (at == n) {
-      n = hh_merge_next_n(m, batch, sizeof batch / sizeof *batch);
-      at = 0;
-      if (n == 0) break;
-    }
-    ev = batch[at++];
-    uint64_t count;
-    if ((ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_FREE || ev.kind == HH_EV_REALLOC) &&
-        hh_handoff_any(&parked))
-      expire(s, &parked, ev.time);
-    switch (ev.kind) {
-      case HH_EV_ALLOC:
-        count = hh_event_count(s->sampled, &ev);
-        s->allocs += count;
-        s->allocated_bytes += ev.weight;
-        if (hh_handoff_any(&parked) && hh_handoff_take(&parked, &ev, &f)) {
-          /* allocated, then freed by the parked event: a block live at
-           * the address already stays (handoff.h; as the analysis does) */
-          if (!live_has(&t, ev.addr)) peak_check(s, t.total + ev.weight, ev.time);
-          if (f.kind == HH_EV_FREE) s->frees += count;
-          break;
-        }
-        live_put(&t, ev.addr, ev.weight, count);
-        break;
-      case HH_EV_REALLOC:
-        /* sampled: the old block may not have been sampled, and a weight
-         * of 0 says the new one is not followed (trace-format.md) */
-        s->reallocs += !s->sampled ? 1 : ev.weight ? hh_event_count(true, &ev) : 0;
-        s->allocated_bytes += ev.weight;
-        if (!live_del(&t, ev.old_addr) && !s->sampled) {
-          if (ev.addr != ev.old_addr)
-            park(s, &parked, &ev);
-          else
-            s->unknown_frees++;
-        }
-        if (s->sampled && ev.weight == 0) break;
-        count = hh_event_count(s->sampled, &ev);
-        if (ev.addr != ev.old_addr && hh_handoff_any(&parked) && hh_handoff_take(&parked, &ev, &f)) {
-          /* a new block another thread freed first (a buffer grown, then
-           * handed over), as for an allocation above */
-          if (!live_has(&t, ev.addr)) peak_check(s, t.total + ev.weight, ev.time);
-          if (f.kind == HH_EV_FREE) s->frees += count;
-          break;
-        }
-        live_put(&t, ev.addr, ev.weight, count);
-        break;
-      case HH_EV_FREE:
-        count = live_del(&t, ev.addr);
-        if (!count) {
-          park(s, &parked, &ev);
-          continue;
-        }
-        s->frees += count;
-        break;
-      case HH_EV_END:
-      case HH_EV_EXEC:
-        if (ev.time > s->end_time) s->end_time = ev.time;
-        continue;
-      case HH_EV_THREAD:
-        continue;
-      default:
-        continue;
-    }
-    if (ev.time > s->end_time) s->end_time = ev.time;
-    peak_check(s, t.total, ev.time);
+  hh_event batch[256];
+  for (bool last = false; !last;) {
+    size_t n = hh_merge_next_n(m, batch, sizeof batch / sizeof *batch), len;
+    last = n == 0;
+    const hh_event *span;
+    hh_ticks_batch(&ticks, batch, n, last);
+    while ((span = hh_ticks_span(&ticks, &len)) != NULL)
+      for (size_t i = 0; i < len; i++) on_event(&p, &span[i]);
   }
-  expire(s, &parked, UINT64_MAX);
-  s->leaked_bytes = t.total;
-  s->leaked_blocks = t.blocks;
+  expire(s, &p.parked, UINT64_MAX);
+  s->leaked_bytes = p.t.total;
+  s->leaked_blocks = p.t.blocks;
   s->threads = hh_reader_thread_count(r);
+  hh_ticks_free(&ticks);
   hh_merge_free(m);
-  hh_handoff_free(&parked);
-  free(t.addr);
-  free(t.count);
-  free(t.bytes);
+  hh_handoff_free(&p.parked);
+  free(p.t.addr);
+  free(p.t.count);
+  free(p.t.bytes);
 }

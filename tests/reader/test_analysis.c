@@ -312,11 +312,79 @@ static void handoff_many_unknown(void **state) {
   tb_free_all(&b);
 }
 
+/* A producer and a consumer in the same ticks (trace/tick_order.h), the
+ * pattern of a consumer that allocates a buffer of its own before freeing
+ * what it was handed. Cycles of three ticks, 5 us apart (past the
+ * hand-off window): thread 1 allocates A; then thread 1 allocates Y and
+ * gets A back, while thread 2 allocates and frees C, then frees the first
+ * A; then thread 2 frees the second A and Y. In the middle tick the merge
+ * hands out thread 1's allocations first (both threads' next events
+ * allocate): A while it is live. Before the run reordering, thread 2's
+ * free in that tick freed the second A, and its free in the last tick was
+ * unknown: 3,000 unknown frees, every A's life a tick short.
+ * 3,000 cycles of 9 events: runs cut by the ends of the analysis's
+ * batches (4,096 events) and of the summary's (256). */
+static void producer_consumer_ticks(void **state) {
+  (void)state;
+  enum { K = 3000 };
+  const uint64_t A = 0xa000, C = 0xc000;
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 1, 10000);
+  tb_thread(&b, 1, 101, "producer");
+  for (uint64_t j = 0; j < K; j++) {
+    uint64_t t = 10000 + 15000 * j;
+    tb_alloc(&b, 0, t, A, 16, 0, 0);
+    tb_alloc(&b, 0, t + 5000, 0x100000 + 0x40 * j, 24, 0, 0);
+    tb_alloc(&b, 0, t + 5000, A, 16, 0, 0);
+  }
+  tb_chunk_end(&b, HH_CHUNK_ZSTD);
+  tb_chunk_begin(&b, 2, 15000);
+  tb_thread(&b, 2, 102, "consumer");
+  for (uint64_t j = 0; j < K; j++) {
+    uint64_t t = 10000 + 15000 * j;
+    tb_alloc(&b, 0, t + 5000, C, 40, 0, 0);
+    tb_free(&b, 9, t + 5000, C);
+    tb_free(&b, 9, t + 5000, A);
+    tb_free(&b, 9, t + 10000, A);
+    tb_free(&b, 9, t + 10000, 0x100000 + 0x40 * j);
+  }
+  tb_chunk_end(&b, HH_CHUNK_ZSTD);
+  tb_chunk_begin(&b, 0, 15000 * (K + 1));
+  tb_end(&b, 15000 * (K + 1), 8 * K);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  hh_reader *r;
+  hh_analysis *a = analyze_built(&b, 0, &r);
+  assert_int_equal(a->unknown_frees, 0);
+  assert_int_equal(a->allocations, 4 * K);
+  assert_int_equal(a->frees, 4 * K);
+  assert_int_equal(a->leaked_blocks, 0);
+  assert_int_equal(a->temporary, K);
+  assert_int_equal(a->peak_bytes, 16 + 24 + 40); /* the first A, Y and C */
+  for (size_t i = 0; i < a->nthreads; i++) {
+    const hh_thread_stats *t = &a->threads[i];
+    assert_int_equal(t->allocations, t->index == 1 ? 3 * K : K);
+    assert_int_equal(t->frees, t->index == 1 ? 0 : 4 * K);
+  }
+  hh_analysis_free(a);
+  hh_reader_close(r);
+  r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  hh_summary s;
+  hh_summarize(r, &s);
+  assert_int_equal(s.unknown_frees, 0);
+  assert_int_equal(s.allocs, 4 * K);
+  assert_int_equal(s.frees, 4 * K);
+  assert_int_equal(s.leaked_blocks, 0);
+  assert_int_equal(s.peak_bytes, 16 + 24 + 40);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(many_threads),         cmocka_unit_test(handoff),
       cmocka_unit_test(temporary_per_thread), cmocka_unit_test(handoff_edges),
-      cmocka_unit_test(handoff_many_unknown),
+      cmocka_unit_test(handoff_many_unknown), cmocka_unit_test(producer_consumer_ticks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

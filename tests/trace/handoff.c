@@ -2,20 +2,30 @@
  * each through a ring to the consumer thread, which frees it at once, so
  * a block is often allocated and freed by different threads within one
  * clock tick. Frees everything it allocates; prints nothing. argv[1]: the
- * number of blocks. */
+ * number of blocks; argv[2] "own": the consumer allocates and frees a
+ * block of its own before it frees each block it was handed (the
+ * producer then often gets that block back in the same tick, while the
+ * merge has the consumer's free behind its own allocation:
+ * trace/tick_order.h). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define RING 64
 static _Atomic(void *) ring[RING];
 static long blocks;
+static int own;
 
 static void *consumer(void *arg) {
   (void)arg;
   for (long i = 0; i < blocks; i++) {
     void *p;
     while (!(p = atomic_exchange_explicit(&ring[i % RING], NULL, memory_order_acquire))) {
+    }
+    if (own) {
+      void *volatile q = malloc(40); /* volatile: the pair is not optimized out */
+      free(q);
     }
     free(p);
   }
@@ -24,6 +34,7 @@ static void *consumer(void *arg) {
 
 int main(int argc, char **argv) {
   blocks = argc > 1 ? atol(argv[1]) : 200000;
+  own = argc > 2 && strcmp(argv[2], "own") == 0;
   pthread_t t;
   if (pthread_create(&t, NULL, consumer, NULL) != 0) return 1;
   for (long i = 0; i < blocks; i++) {

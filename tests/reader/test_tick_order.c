@@ -1,0 +1,131 @@
+/* The run reordering (src/trace/tick_order.h) on its own: events handed
+ * over in batches of every size from 1 up, so that each run is cut by a
+ * batch's end somewhere, and applied to a set of live addresses kept here
+ * (the caller's oracle). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "trace/tick_order.h"
+
+typedef struct heap {
+  uint64_t live[64];
+  size_t n;
+} heap;
+
+static bool heap_has(void *ctx, uint64_t addr) {
+  heap *h = ctx;
+  for (size_t i = 0; i < h->n; i++)
+    if (h->live[i] == addr) return true;
+  return false;
+}
+
+static void heap_set(heap *h, uint64_t addr, bool live) {
+  for (size_t i = 0; i < h->n; i++)
+    if (h->live[i] == addr) {
+      if (!live) h->live[i] = h->live[--h->n];
+      return;
+    }
+  if (live) h->live[h->n++] = addr;
+}
+
+static void heap_apply(heap *h, const hh_event *e) {
+  if (e->kind == HH_EV_ALLOC) heap_set(h, e->addr, true);
+  if (e->kind == HH_EV_FREE) heap_set(h, e->addr, false);
+  if (e->kind == HH_EV_REALLOC) {
+    heap_set(h, e->old_addr, false);
+    heap_set(h, e->addr, true);
+  }
+}
+
+static hh_event ev(hh_ev_kind kind, uint32_t thread, uint64_t time, uint64_t addr, uint64_t old) {
+  return (hh_event){.kind = kind, .thread = thread, .time = time, .addr = addr, .old_addr = old, .weight = 8};
+}
+
+/* Runs the events in batches of `batch`; the order applied, as indexes
+ * into evs (by a tag kept in `size`), into order[]. */
+static size_t replay(const hh_event *evs, size_t n, size_t batch, size_t *order, uint64_t *reordered) {
+  hh_event *copy = malloc(n * sizeof *copy);
+  memcpy(copy, evs, n * sizeof *copy);
+  for (size_t i = 0; i < n; i++) copy[i].size = i;
+  heap h = {.n = 0};
+  hh_ticks t;
+  hh_ticks_init(&t, false, heap_has, &h);
+  size_t out = 0;
+  for (size_t at = 0;; at += batch) {
+    size_t len = at < n ? (n - at < batch ? n - at : batch) : 0;
+    hh_ticks_batch(&t, copy + at, len, len == 0);
+    const hh_event *span;
+    size_t k;
+    while ((span = hh_ticks_span(&t, &k)) != NULL)
+      for (size_t i = 0; i < k; i++) {
+        assert_true(out < n);
+        order[out++] = span[i].size;
+        heap_apply(&h, &span[i]);
+      }
+    if (len == 0) break;
+  }
+  *reordered = t.reordered;
+  hh_ticks_free(&t);
+  free(copy);
+  return out;
+}
+
+/* A producer (thread 1) and a consumer (thread 2) in one tick at 100: the
+ * producer allocates B, then gets A back; the consumer allocates and frees
+ * C, then frees A (the producer's block from tick 50). The merge's order
+ * (thread 1's allocations first) has A allocated while it is live; the
+ * heap's: the consumer's events, then A again. At 300 the threads touch no
+ * common address: the merge's order stays, though thread 1's free of an
+ * unknown block is not allowed by the heap. At 400 a realloc by thread 2
+ * moves D to E, which thread 1 frees in the same tick. */
+static void producer_consumer(void **state) {
+  (void)state;
+  const hh_event evs[] = {
+      ev(HH_EV_ALLOC, 1, 50, 0xa0, 0),  ev(HH_EV_ALLOC, 2, 60, 0xd0, 0),       /* 0 1 */
+      ev(HH_EV_ALLOC, 1, 100, 0xb0, 0), ev(HH_EV_ALLOC, 1, 100, 0xa0, 0),      /* 2 3 */
+      ev(HH_EV_ALLOC, 2, 100, 0xc0, 0), ev(HH_EV_FREE, 2, 100, 0xc0, 0),       /* 4 5 */
+      ev(HH_EV_FREE, 2, 100, 0xa0, 0),  ev(HH_EV_FREE, 1, 200, 0xa0, 0),       /* 6 7 */
+      ev(HH_EV_FREE, 1, 300, 0x999, 0), ev(HH_EV_ALLOC, 2, 300, 0xf0, 0),      /* 8 9 */
+      ev(HH_EV_FREE, 1, 400, 0xe0, 0),  ev(HH_EV_REALLOC, 2, 400, 0xe0, 0xd0), /* 10 11 */
+      ev(HH_EV_FREE, 2, 500, 0xb0, 0),                                         /* 12 */
+  };
+  const size_t want[] = {0, 1, 2, 4, 5, 6, 3, 7, 8, 9, 11, 10, 12};
+  enum { N = sizeof evs / sizeof *evs };
+  for (size_t batch = 1; batch <= N + 1; batch++) {
+    size_t order[N];
+    uint64_t reordered;
+    size_t got = replay(evs, N, batch, order, &reordered);
+    assert_int_equal(got, N);
+    for (size_t i = 0; i < N; i++)
+      if (order[i] != want[i])
+        fail_msg("batches of %zu: step %zu applied event %zu, %zu expected", batch, i, order[i], want[i]);
+    assert_int_equal(reordered, 2);
+  }
+}
+
+/* A run longer than HH_TICKS_RUN_MAX, all at one time, is handed out
+ * whole, in the merge's order, in pieces; nothing is lost or repeated. */
+static void long_run(void **state) {
+  (void)state;
+  enum { N = 3 * HH_TICKS_RUN_MAX + 5 };
+  hh_event *evs = malloc(N * sizeof *evs);
+  for (size_t i = 0; i < N; i++)
+    evs[i] = ev(i % 2 ? HH_EV_FREE : HH_EV_ALLOC, (uint32_t)(i % 3), 7, 0x1000 + 16 * (i / 2), 0);
+  size_t *order = malloc(N * sizeof *order);
+  uint64_t reordered;
+  assert_int_equal(replay(evs, N, 1000, order, &reordered), N);
+  for (size_t i = 0; i < N; i++) assert_int_equal(order[i], i);
+  free(order);
+  free(evs);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(producer_consumer), cmocka_unit_test(long_run)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
