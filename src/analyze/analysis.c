@@ -237,6 +237,7 @@ typedef struct state {
   uint64_t ordinal;
   uint64_t *last_alloc; /* by thread slot: its most recent allocation's address (temporary rule) */
   hh_handoff parked;    /* frees that may have come before their allocation */
+  hh_handoff owed;      /* blocks allocated over, whose free may come after (weight: the old block's count) */
   hh_ticks ticks;       /* runs of one time put in an order the heap allows */
 
   hh_live_block *grave;
@@ -574,9 +575,39 @@ static void new_then_parked(state *s, const hh_event *ev, bool counts, const hh_
   if (live) table_insert_new(&s->live, &saved);
 }
 
+/* A new block (ev: an allocation, or a realloc's new block) where a block
+ * is live (old): the old block's free was not recorded, or it is another
+ * thread's that comes later in the merge, timed after the allocation that
+ * got the address back (a realloc is timed before it runs: another thread
+ * can free the address it returns meanwhile). The old block goes now; its
+ * free, when it comes from another thread within the window, counts for it
+ * and leaves the new block alone (hh_handoff_take_owed). */
+static void over_live(state *s, const hh_event *ev, block *old, uint32_t slot) {
+  hh_event owed = *ev, dropped;
+  owed.weight = old->count;
+  release(s, old, slot, false, false);
+  hh_handoff_park(&s->owed, &owed,
+                  &dropped); /* the oldest dropped when full: its free will free the new block */
+}
+
+/* A free (or a realloc's old block, ev) of a live block that another
+ * thread allocated over a block still owed its free: it is that free. */
+static bool owed_free(state *s, const hh_event *ev, uint32_t slot) {
+  hh_event f;
+  if (!hh_handoff_any(&s->owed) || !hh_handoff_take_owed(&s->owed, ev, &f)) return false;
+  if (ev->kind == HH_EV_FREE) {
+    s->threads[slot].frees += f.weight;
+    s->a->frees += f.weight;
+  }
+  return true;
+}
+
 static void on_event(state *s, const hh_event *ev) {
   hh_analysis *a = s->a;
   if (hh_handoff_any(&s->parked)) expire_parked(s, ev->time);
+  if (hh_handoff_any(&s->owed))
+    while (hh_handoff_expire(&s->owed, ev->time)) { /* its free was not recorded after all */
+    }
   uint64_t before = s->heap;
   uint32_t slot = thread_slot(s, ev->thread);
   hh_event f;
@@ -588,7 +619,7 @@ static void on_event(state *s, const hh_event *ev) {
         break;
       }
       if (old || ev->weight == 0) freeze(s);
-      if (old) release(s, old, slot, false, false); /* its free was not recorded */
+      if (old) over_live(s, ev, old, slot);
       a->allocations += est_count(s, ev);
       acquire(s, ev, slot, true, hole);
       break;
@@ -597,6 +628,10 @@ static void on_event(state *s, const hh_event *ev) {
       block *b = table_find(&s->live, ev->addr);
       if (!b) {
         park(s, ev);
+        return;
+      }
+      if (owed_free(s, ev, slot)) { /* the block allocated over's: the live one stays */
+        s->last_alloc[slot] = 0;
         return;
       }
       freeze(s);
@@ -612,15 +647,19 @@ static void on_event(state *s, const hh_event *ev) {
       a->reallocs += !s->sampled ? 1 : ev->weight ? est_count(s, ev) : 0;
       block *b = table_find(&s->live, ev->old_addr);
       bool counts = true;
-      if (b) {
+      if (b && ev->addr != ev->old_addr && owed_free(s, ev, slot)) {
+        s->last_alloc[slot] = 0; /* its old block was the one allocated over: gone already */
+      } else if (b) {
         counts = ev->addr != ev->old_addr || ev->weight > b->bytes; /* moved or grew */
         /* not a free in the totals; a temporary allocation only when the
          * realloc counts as its free (a block shrunk in place and kept to
          * the end was "temporary" and leaked at once) */
         release(s, b, slot, false, counts && temporary(s, b, slot));
         s->last_alloc[slot] = 0;
-      } else if (s->sampled) {
-        counts = ev->addr != ev->old_addr; /* the old block was not sampled: moved, or not known to grow */
+      } else if (s->sampled && ev->weight != 0) {
+        /* the old block was not sampled: moved, or not known to grow (a
+         * weight of 0 is written only for a sampled old block: below) */
+        counts = ev->addr != ev->old_addr;
       } else if (ev->addr != ev->old_addr) {
         park(s, ev); /* its old block: perhaps allocated by another thread in the same tick */
       } else {
@@ -634,7 +673,7 @@ static void on_event(state *s, const hh_event *ev) {
         new_then_parked(s, ev, counts, &f, dup);
         break;
       }
-      if (dup) release(s, dup, slot, false, false);
+      if (dup) over_live(s, ev, dup, slot);
       acquire(s, ev, slot, counts, NULL);
       break;
     }
@@ -837,6 +876,7 @@ static void state_free(state *s) {
   free(s->live.slots);
   free(s->grave);
   hh_handoff_free(&s->parked);
+  hh_handoff_free(&s->owed);
   hh_ticks_free(&s->ticks);
 }
 
@@ -863,6 +903,7 @@ hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
   s.sampled = (hh_reader_header(r)->flags & HH_TRACE_FLAG_SAMPLED) != 0;
   s.want_blocks = opt->peak_blocks;
   s.parked.window = hh_handoff_window(r);
+  s.owed.window = s.parked.window;
   hh_ticks_init(&s.ticks, s.sampled, live_at, &s);
   s.tl_cap = opt->max_points ? opt->max_points : 2000;
   if (s.tl_cap < 2) s.tl_cap = 2;

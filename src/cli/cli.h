@@ -71,6 +71,9 @@ bool hh_cli_output_is_trace(const char *cmd, const char *output, const char *tra
 /* Whether argv[1..] asks for help ("-h" or "--help" before any "--"). */
 bool hh_cli_wants_help(int argc, char **argv);
 
+/* "s" after a count other than 1: "%" PRIu64 " block%s", n, hh_cli_s(n) */
+static inline const char *hh_cli_s(uint64_t n) { return n == 1 ? "" : "s"; }
+
 /* "1.5 MiB", "512 B" */
 const char *hh_cli_bytes(char *buf, size_t size, uint64_t bytes);
 /* "12.345 s" / "1.234 ms" style, from ns */

@@ -69,7 +69,7 @@ static void text_site_line(const ctx *c, hh_cost cost, size_t rank, const hh_sit
   switch (cost) {
     case HH_COST_PEAK:
       put_bytes(out, s->peak_bytes);
-      fprintf(out, " in %" PRIu64 " blocks, %.1f%% of the peak\n", s->peak_blocks,
+      fprintf(out, " in %" PRIu64 " block%s, %.1f%% of the peak\n", s->peak_blocks, hh_cli_s(s->peak_blocks),
               pct(s->peak_bytes, a->peak_bytes));
       break;
     case HH_COST_ALLOCATIONS:
@@ -83,7 +83,7 @@ static void text_site_line(const ctx *c, hh_cost cost, size_t rank, const hh_sit
       break;
     case HH_COST_LEAKED:
       put_bytes(out, s->leaked_bytes);
-      fprintf(out, " in %" PRIu64 " blocks\n", s->leaked_blocks);
+      fprintf(out, " in %" PRIu64 " block%s\n", s->leaked_blocks, hh_cli_s(s->leaked_blocks));
       break;
     case HH_COST_BYTES:
       put_bytes(out, s->bytes);
@@ -175,10 +175,11 @@ static void text_report(const ctx *c, const char *path) {
         out);
   fputs("  peak           ", out);
   put_bytes(out, a->peak_bytes);
-  fprintf(out, " in %" PRIu64 " blocks at %s\n", a->peak_blocks, when(b2, sizeof b2, a->peak_time_ns));
+  fprintf(out, " in %" PRIu64 " block%s at %s\n", a->peak_blocks, hh_cli_s(a->peak_blocks),
+          when(b2, sizeof b2, a->peak_time_ns));
   fputs("  leaked         ", out);
   put_bytes(out, a->leaked_bytes);
-  fprintf(out, " in %" PRIu64 " blocks\n", a->leaked_blocks);
+  fprintf(out, " in %" PRIu64 " block%s\n", a->leaked_blocks, hh_cli_s(a->leaked_blocks));
   if (a->peak_rss_bytes) {
     fputs("  peak RSS       ", out);
     put_bytes(out, a->peak_rss_bytes);

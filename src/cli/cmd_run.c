@@ -90,11 +90,13 @@ static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
   else
     fprintf(stderr, "heaphook: peak 0 bytes in use\n");
   if (hh_reader_exec(r))
-    fprintf(stderr, "heaphook: %" PRIu64 " bytes (%s) in %" PRIu64 " blocks still allocated at the exec\n",
-            s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks);
+    fprintf(stderr, "heaphook: %" PRIu64 " bytes (%s) in %" PRIu64 " block%s still allocated at the exec\n",
+            s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks,
+            hh_cli_s(s->leaked_blocks));
   else
-    fprintf(stderr, "heaphook: leaked %" PRIu64 " bytes (%s) in %" PRIu64 " blocks at exit\n",
-            s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks);
+    fprintf(stderr, "heaphook: leaked %" PRIu64 " bytes (%s) in %" PRIu64 " block%s at exit\n",
+            s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks,
+            hh_cli_s(s->leaked_blocks));
   if (s->unknown_frees) /* as the report says them */
     fprintf(stderr,
             "heaphook: %" PRIu64
@@ -103,8 +105,9 @@ static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
             s->unknown_frees);
   struct stat st;
   uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-  fprintf(stderr, "heaphook: trace %s (%s, %" PRIu64 " chunks)\n", path, hh_cli_bytes(a, sizeof a, size),
-          hh_reader_chunks(r));
+  uint64_t chunks = hh_reader_chunks(r);
+  fprintf(stderr, "heaphook: trace %s (%s, %" PRIu64 " chunk%s)\n", path, hh_cli_bytes(a, sizeof a, size),
+          chunks, hh_cli_s(chunks));
   if (hh_reader_status(r) != HH_READ_OK) fprintf(stderr, "heaphook: note: %s\n", hh_reader_message(r));
 }
 

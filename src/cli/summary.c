@@ -128,7 +128,31 @@ typedef struct replay {
   hh_summary *s;
   live_table t;
   hh_handoff parked;
+  hh_handoff owed; /* blocks allocated over (weight: the old block's count), as the analysis keeps them */
 } replay;
+
+/* A new block at a: a block live there goes, its free perhaps still to
+ * come (the analysis's over_live); then the new one is put. */
+static void put_new(replay *p, const hh_event *ev, uint64_t a, uint64_t bytes, uint64_t count) {
+  uint64_t old = live_del(&p->t, a);
+  if (old) {
+    hh_event owed = *ev, dropped;
+    owed.weight = old;
+    hh_handoff_park(&p->owed, &owed, &dropped);
+  }
+  live_put(&p->t, a, bytes, count);
+}
+
+/* A free (or a realloc's old block) of a live block allocated over one
+ * still owed its free: it is that free (the analysis's owed_free). */
+static bool owed_free(replay *p, const hh_event *ev) {
+  hh_event f;
+  if (!hh_handoff_any(&p->owed) || !live_has(&p->t, hh_handoff_addr(ev)) ||
+      !hh_handoff_take_owed(&p->owed, ev, &f))
+    return false;
+  if (ev->kind == HH_EV_FREE) p->s->frees += f.weight;
+  return true;
+}
 
 /* The oracle of the run reordering (trace/tick_order.h). */
 static bool live_at(void *ctx, uint64_t addr) { return live_has(&((replay *)ctx)->t, addr); }
@@ -141,6 +165,9 @@ static void on_event(replay *p, const hh_event *e) {
   if ((ev.kind == HH_EV_ALLOC || ev.kind == HH_EV_FREE || ev.kind == HH_EV_REALLOC) &&
       hh_handoff_any(&p->parked))
     expire(s, &p->parked, ev.time);
+  if (hh_handoff_any(&p->owed))
+    while (hh_handoff_expire(&p->owed, ev.time)) { /* its free was not recorded after all */
+    }
   switch (ev.kind) {
     case HH_EV_ALLOC:
       count = hh_event_count(s->sampled, &ev);
@@ -153,14 +180,17 @@ static void on_event(replay *p, const hh_event *e) {
         if (f.kind == HH_EV_FREE) s->frees += count;
         break;
       }
-      live_put(t, ev.addr, ev.weight, count);
+      put_new(p, &ev, ev.addr, ev.weight, count);
       break;
     case HH_EV_REALLOC:
       /* sampled: the old block may not have been sampled, and a weight
        * of 0 says the new one is not followed (trace-format.md) */
       s->reallocs += !s->sampled ? 1 : ev.weight ? hh_event_count(true, &ev) : 0;
       s->allocated_bytes += ev.weight;
-      if (!live_del(t, ev.old_addr) && !s->sampled) {
+      if (ev.addr != ev.old_addr && owed_free(p, &ev)) {
+        /* its old block was the one allocated over: gone already */
+      } else if (!live_del(t, ev.old_addr) && (!s->sampled || ev.weight == 0)) {
+        /* (sampled: a weight of 0 is written only for a sampled old block) */
         if (ev.addr != ev.old_addr)
           park(s, &p->parked, &ev);
         else
@@ -175,9 +205,13 @@ static void on_event(replay *p, const hh_event *e) {
         if (f.kind == HH_EV_FREE) s->frees += count;
         break;
       }
-      live_put(t, ev.addr, ev.weight, count);
+      if (ev.addr != ev.old_addr)
+        put_new(p, &ev, ev.addr, ev.weight, count);
+      else
+        live_put(t, ev.addr, ev.weight, count);
       break;
     case HH_EV_FREE:
+      if (owed_free(p, &ev)) return;
       count = live_del(t, ev.addr);
       if (!count) {
         park(s, &p->parked, &ev);
@@ -199,7 +233,8 @@ static void on_event(replay *p, const hh_event *e) {
 void hh_summarize(hh_reader *r, hh_summary *s) {
   memset(s, 0, sizeof *s);
   s->sampled = (hh_reader_header(r)->flags & HH_TRACE_FLAG_SAMPLED) != 0;
-  replay p = {.s = s, .parked = {.window = hh_handoff_window(r)}};
+  uint64_t window = hh_handoff_window(r);
+  replay p = {.s = s, .parked = {.window = window}, .owed = {.window = window}};
   hh_ticks ticks;
   hh_ticks_init(&ticks, s->sampled, live_at, &p);
   hh_merge *m = hh_merge_new(r, 0);
@@ -219,6 +254,7 @@ void hh_summarize(hh_reader *r, hh_summary *s) {
   hh_ticks_free(&ticks);
   hh_merge_free(m);
   hh_handoff_free(&p.parked);
+  hh_handoff_free(&p.owed);
   free(p.t.addr);
   free(p.t.count);
   free(p.t.bytes);

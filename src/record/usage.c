@@ -60,11 +60,12 @@ static void usage_stop(int fd) {
   hh_usage u;
   hh__usage_get(&u);
   hh__dprint(fd,
-             "heaphook: heap usage (pid %d): peak %llu bytes; at exit %llu bytes in %llu blocks; "
-             "%llu bytes allocated in %llu allocations\n",
+             "heaphook: heap usage (pid %d): peak %llu bytes; at exit %llu bytes in %llu block%s; "
+             "%llu bytes allocated in %llu allocation%s\n",
              (int)getpid(), (unsigned long long)u.peak_bytes, (unsigned long long)u.live_bytes,
-             (unsigned long long)u.live_blocks, (unsigned long long)u.total_bytes,
-             (unsigned long long)u.total_blocks);
+             (unsigned long long)u.live_blocks, u.live_blocks == 1 ? "" : "s",
+             (unsigned long long)u.total_bytes, (unsigned long long)u.total_blocks,
+             u.total_blocks == 1 ? "" : "s");
 }
 
 const hh_recorder hh__usage_recorder = {

@@ -43,6 +43,20 @@ bool hh_handoff_take(hh_handoff *h, const hh_event *alloc, hh_event *out) {
   return false;
 }
 
+bool hh_handoff_take_owed(hh_handoff *h, const hh_event *f, hh_event *out) {
+  uint64_t addr = hh_handoff_addr(f);
+  for (size_t i = h->head; i < h->n; i++) {
+    const hh_event *p = &h->ev[i];
+    if (p->addr == addr && f->time >= p->time && f->time - p->time <= h->window && p->thread != f->thread) {
+      *out = *p;
+      memmove(h->ev + i, h->ev + i + 1, (h->n - i - 1) * sizeof *h->ev);
+      h->n--;
+      return true;
+    }
+  }
+  return false;
+}
+
 void hh_handoff_free(hh_handoff *h) {
   free(h->ev);
   *h = (hh_handoff){0};

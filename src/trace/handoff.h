@@ -71,6 +71,15 @@ bool hh_handoff_park(hh_handoff *h, const hh_event *ev, hh_event *expired);
  * *out. */
 bool hh_handoff_take(hh_handoff *h, const hh_event *alloc, hh_event *out);
 
+/* The other way round: a list of new blocks allocated (an ALLOC, or a
+ * REALLOC's new block) where a block was live, whose free may come after
+ * them in the merge (the allocating thread got the address back from
+ * another thread whose free is timed later, or comes behind events of its
+ * own in the tick). Takes back the oldest one at the address `f` frees (a
+ * FREE's block, a REALLOC's old one), of another thread than f's, at most
+ * `window` ns before f, into *out: f is the old block's free. */
+bool hh_handoff_take_owed(hh_handoff *h, const hh_event *f, hh_event *out);
+
 void hh_handoff_free(hh_handoff *h);
 
 #endif

@@ -20,6 +20,7 @@ void hh_ticks_free(hh_ticks *t) {
   free(t->tmp);
   free(t->next);
   free(t->slot);
+  free(t->steps);
   *t = (hh_ticks){0};
 }
 
@@ -63,7 +64,9 @@ static void scratch_reserve(hh_ticks *t, size_t m) {
     free(t->tmp);
     free(t->next);
     free(t->slot);
+    free(t->steps);
     t->tmp_cap = m;
+    t->steps = xmalloc(m * sizeof *t->steps);
     t->tmp = xmalloc(m * sizeof *t->tmp);
     t->next = xmalloc(m * sizeof *t->next);
     t->slot = xmalloc(2 * m * sizeof *t->slot);
@@ -132,9 +135,10 @@ static bool allowed(hh_ticks *t, const hh_event *g, size_t i) {
     case HH_EV_FREE:
       return !shared(t, s) || is_live(t, s);
     case HH_EV_REALLOC:
+      /* sampled: a weight of 0 is written only for a sampled old block */
       if (g[i].addr == g[i].old_addr) /* in place: s is its old block */
-        return !shared(t, s) || t->sampled || is_live(t, s);
-      if (shared(t, old) && !t->sampled && !is_live(t, old)) return false;
+        return !shared(t, s) || (t->sampled && g[i].weight) || is_live(t, s);
+      if (shared(t, old) && !(t->sampled && g[i].weight) && !is_live(t, old)) return false;
       return !shared(t, s) || !is_live(t, s);
     default:
       return true;
@@ -160,10 +164,76 @@ static void apply(hh_ticks *t, const hh_event *g, size_t i) {
   }
 }
 
+/* Depth-first search for an order of g[p, m) in which the heap allows
+ * every event, each thread's events in their order, trying at each step
+ * the threads' next events in the merge's order: the allowed order
+ * nearest the merge's. A greedy choice (the first allowed event at each
+ * step) can take a wrong one: a producer's temporary block at an address
+ * that a consumer frees later in the tick, taken before the producer's
+ * allocation the consumer's free was for. At most SEARCH_STEPS per event;
+ * false when it finds none (a free of a block the trace never saw makes
+ * every order wrong), the map as it was at p. Into t->tmp[p, m). */
+#define SEARCH_STEPS 64
+
+static inline void undo(hh_ticks *t, const hh_ticks_step *st) {
+  for (int j = 1; j >= 0; j--)
+    if (st->undo_slot[j] != NO_SLOT) t->state[st->undo_slot[j]] = st->undo_state[j];
+}
+
+static bool search(hh_ticks *t, hh_event *g, size_t p, size_t m, uint32_t *head, size_t nthreads,
+                   bool *moved) {
+  hh_ticks_step *st = t->steps;
+  size_t d = p, budget = SEARCH_STEPS * (m - p);
+  st[d].tried = UINT32_MAX; /* nothing tried at this step yet */
+  while (d < m) {
+    uint32_t lo = st[d].tried, best = UINT32_MAX;
+    size_t bk = 0;
+    for (size_t k = 0; k < nthreads; k++) {
+      uint32_t h = head[k];
+      if (h == UINT32_MAX || (lo != UINT32_MAX && h <= lo)) continue;
+      if (h < best && allowed(t, g, h)) best = h, bk = k;
+    }
+    if (best == UINT32_MAX) { /* a dead end: back to the step before, its next choice */
+      if (d == p) return false;
+      d--;
+      undo(t, &st[d]);
+      head[st[d].k] = st[d].pick;
+      continue;
+    }
+    if (budget-- == 0) break;
+    hh_ticks_step *x = &st[d];
+    x->tried = x->pick = best;
+    x->k = (uint8_t)bk;
+    for (int j = 0; j < 2; j++) {
+      uint32_t sl = t->slot[2 * best + j];
+      x->undo_slot[j] = sl;
+      x->undo_state[j] = sl != NO_SLOT ? t->state[sl] : 0;
+    }
+    apply(t, g, best);
+    head[bk] = t->next[best];
+    if (++d < m) st[d].tried = UINT32_MAX;
+  }
+  if (d < m) { /* out of steps: the map back as it was at p */
+    while (d > p) {
+      d--;
+      undo(t, &st[d]);
+      head[st[d].k] = st[d].pick;
+    }
+    return false;
+  }
+  for (d = p; d < m; d++) {
+    *moved |= st[d].pick != d;
+    t->tmp[d] = g[st[d].pick];
+  }
+  return true;
+}
+
 /* Puts the run g[0, m) of one time in an order the heap allows
  * (tick_order.h), each thread's events in their own order. The merge's
  * order is kept up to its first event the heap does not allow; from there
- * each step takes the first allowed event of any thread. */
+ * on, the allowed order nearest the merge's (search), or when there is
+ * none, at each step the first allowed event of any thread, or the
+ * merge's next when none is allowed. */
 static void resolve(hh_ticks *t, hh_event *g, size_t m) {
   if (m < 2 || m > HH_TICKS_RUN_MAX || !map_run(t, g, m)) return;
   size_t p = 0;
@@ -184,6 +254,7 @@ static void resolve(hh_ticks *t, hh_event *g, size_t m) {
     head[k] = (uint32_t)i;
   }
   bool moved = false;
+  if (search(t, g, p, m, head, nthreads, &moved)) goto done;
   for (size_t out = p; out < m; out++) {
     size_t first = SIZE_MAX, pick = SIZE_MAX, first_k = 0, pick_k = 0;
     for (size_t k = 0; k < nthreads; k++) {
@@ -198,6 +269,7 @@ static void resolve(hh_ticks *t, hh_event *g, size_t m) {
     apply(t, g, pick);
     head[pick_k] = t->next[pick];
   }
+done:
   if (!moved) return; /* nothing allowed at p: the merge's order after all */
   memcpy(g + p, t->tmp + p, (m - p) * sizeof *g);
   t->reordered++;

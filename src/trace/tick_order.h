@@ -45,6 +45,13 @@
 /* Whether a block of the caller's is live at addr (not 0). */
 typedef bool (*hh_live_fn)(void *ctx, uint64_t addr);
 
+/* A step of the search for an order (tick_order.c): the event taken, the
+ * latest tried at this step, its thread, and the map's states it changed. */
+typedef struct hh_ticks_step {
+  uint32_t pick, tried, undo_slot[2];
+  uint8_t k, undo_state[2];
+} hh_ticks_step;
+
 typedef struct hh_ticks {
   hh_live_fn live;
   void *ctx;
@@ -66,6 +73,7 @@ typedef struct hh_ticks {
   hh_event *tmp;
   uint32_t *next;
   uint32_t *slot; /* each event's addresses' slots in the map */
+  hh_ticks_step *steps;
   size_t tmp_cap;
   uint64_t reordered; /* runs put in another order */
 } hh_ticks;

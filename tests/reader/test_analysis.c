@@ -380,11 +380,79 @@ static void producer_consumer_ticks(void **state) {
   tb_free_all(&b);
 }
 
+/* A block allocated where a block is still live, whose free another
+ * thread's event gives a little later (trace/handoff.h, "owed"), on a clock
+ * of 1 ns ticks (a window of 1,001 ns):
+ *  - thread 1 reallocs P (thread 3's) to Z at 10,000 while thread 2's Z is
+ *    live; thread 2 frees Z at 10,800 (it freed it while thread 1 waited
+ *    for the allocator's lock: a realloc timed at its start); thread 1
+ *    frees its Z at 20,000;
+ *  - thread 1 allocates Y at 30,000 over thread 2's Y, which thread 2 frees
+ *    at 30,500; thread 1 frees its Y at 40,000;
+ *  - thread 2 allocates X at 50,000 over thread 1's X, whose realloc to W
+ *    at 50,400 gave it up; thread 2 frees X at 60,000, thread 1 W at 61,000.
+ * Before, each late free freed the new block, and its real free later was
+ * unknown (3 unknown frees, 1 free too many). */
+static void owed_frees(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 3, 1000);
+  tb_thread(&b, 3, 103, "producer");
+  tb_alloc(&b, 0, 1000, 0x1000, 10, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 2, 5000);
+  tb_thread(&b, 2, 102, "other");
+  tb_alloc(&b, 0, 5000, 0x2000, 20, 0, 0);
+  tb_free(&b, 9, 10800, 0x2000);
+  tb_alloc(&b, 0, 25000, 0x3000, 30, 0, 0);
+  tb_free(&b, 9, 30500, 0x3000);
+  tb_alloc(&b, 0, 50000, 0x4000, 40, 0, 0);
+  tb_free(&b, 9, 60000, 0x4000);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 1, 10000);
+  tb_thread(&b, 1, 101, "consumer");
+  tb_realloc(&b, 2, 10000, 0x1000, 0x2000, 100, 0);
+  tb_free(&b, 9, 20000, 0x2000);
+  tb_alloc(&b, 0, 30000, 0x3000, 300, 0, 0);
+  tb_free(&b, 9, 40000, 0x3000);
+  tb_alloc(&b, 0, 45000, 0x4000, 400, 0, 0);
+  tb_realloc(&b, 2, 50400, 0x4000, 0x5000, 500, 0);
+  tb_free(&b, 9, 61000, 0x5000);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 70000);
+  tb_end(&b, 70000, 15);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  hh_reader *r;
+  hh_analysis *a = analyze_built(&b, 0, &r);
+  assert_int_equal(a->unknown_frees, 0);
+  assert_int_equal(a->allocations, 6);
+  assert_int_equal(a->reallocs, 2);
+  assert_int_equal(a->frees, 6);
+  assert_int_equal(a->leaked_blocks, 0);
+  for (size_t i = 0; i < a->nthreads; i++) {
+    const hh_thread_stats *t = &a->threads[i];
+    assert_int_equal(t->frees, t->index == 3 ? 0 : 3);
+  }
+  hh_analysis_free(a);
+  hh_reader_close(r);
+  r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  hh_summary s;
+  hh_summarize(r, &s);
+  assert_int_equal(s.unknown_frees, 0);
+  assert_int_equal(s.allocs, 6);
+  assert_int_equal(s.frees, 6);
+  assert_int_equal(s.leaked_blocks, 0);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(many_threads),         cmocka_unit_test(handoff),
       cmocka_unit_test(temporary_per_thread), cmocka_unit_test(handoff_edges),
       cmocka_unit_test(handoff_many_unknown), cmocka_unit_test(producer_consumer_ticks),
+      cmocka_unit_test(owed_frees),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -822,7 +822,7 @@ print(f"{pairs} blocks handed over, {early} freed at a time before their allocat
 sys.exit(1 if early or pairs < 300000 else 0)
 PY
     "$HH_CLI" run -o run.hhtrace -- "$HH_HANDOFF" 300000 >out 2>err || fail "run: $(cat err)"
-    leaked=$(sed -n 's/^heaphook: leaked .* in \([0-9]*\) blocks at exit$/\1/p' err)
+    leaked=$(sed -n 's/^heaphook: leaked .* in \([0-9]*\) blocks\? at exit$/\1/p' err)
     [ -n "$leaked" ] && [ "$leaked" -le 2 ] || fail "run's summary: $(cat err)"
     # The consumer allocates and frees a block of its own before each free
     # of a handed block, and the producer often gets that block back in
@@ -840,6 +840,22 @@ t = json.load(open(sys.argv[1]))["totals"]
 assert t["unknown_frees"] == 0, t
 assert t["frees"] >= 600000 and t["allocations"] - t["frees"] == t["leaked_blocks"], t
 assert t["leaked_blocks"] <= 2 and t["temporary"] >= 300000, t
+PY
+    # The producer grows each block with realloc before handing it over:
+    # the realloc often receives a block the consumer frees while it runs.
+    # Timed at the call's start, the realloc came before that free: 289 to
+    # 581 unknown frees of 100,000 (a helper's 1+1 run), ~1% of them here.
+    # Now timed when it returns (recorder.c) and, within the hand-off
+    # window, a late free of a block allocated over counts for that block
+    # (handoff.h, "owed").
+    "$HH_CLI" run -o grow.hhtrace -- "$HH_HANDOFF" 300000 realloc >out 2>err || fail "run (realloc): $(cat err)"
+    grep -q "unknown" err && fail "run's summary (realloc): $(cat err)"
+    "$HH_CLI" report --json grow.hhtrace >g.json || fail "report (realloc) failed"
+    python3 - g.json <<'PY' || fail "report (realloc): $(head -c 600 g.json)"
+import json, sys
+t = json.load(open(sys.argv[1]))["totals"]
+assert t["unknown_frees"] == 0 and t["reallocs"] == 300000, t
+assert t["frees"] >= 300000 and t["leaked_blocks"] <= 2, t
 PY
     ;;
   clock_pauses)
@@ -1039,7 +1055,7 @@ PY
     "$HH_CLI" run -o "$dir/r.hhtrace" -- "$HH_LATE_DTOR" >out 2>err || fail "run: $(cat err)"
     grep -qxF 'heaphook: leaked 0 bytes (0 B) in 0 blocks at exit' err || fail "run: $(cat err)"
     "$HH_CLI" run -o "$dir/e.hhtrace" -- "$HH_LATE_DTOR" _exit >out 2>err || fail "run _exit: $(cat err)"
-    grep -qxF 'heaphook: leaked 1000 bytes (1000 B) in 1 blocks at exit' err || fail "run _exit: $(cat err)"
+    grep -qxF 'heaphook: leaked 1000 bytes (1000 B) in 1 block at exit' err || fail "run _exit: $(cat err)"
     dump "$dir/e.hhtrace" e.txt
     status_ok e.txt
     expect 0 e.txt "size=77 "
@@ -1070,7 +1086,7 @@ PY
       [ "$(events x.txt)" = 3 ] || fail "$run: $(events x.txt) events, not 2 allocations and 1 free"
       case $3 in
         *usage*)
-          grep -qE '^heaphook: heap usage \(pid [0-9]+\): peak 1000 bytes; at exit 1000 bytes in 1 blocks; ' log ||
+          grep -qE '^heaphook: heap usage \(pid [0-9]+\): peak 1000 bytes; at exit 1000 bytes in 1 block; ' log ||
             fail "$run: usage report: $(cat log)"
           ;;
       esac
@@ -1078,7 +1094,7 @@ PY
     st=0
     LATE_DTOR_MODE=exit "$HH_CLI" run -o "$dir/r.hhtrace" -- "$HH_LATE_DTOR" >out 2>err || st=$?
     [ "$st" = 3 ] || fail "run: exit status $st, not 3: $(cat err)"
-    grep -qxF 'heaphook: leaked 1000 bytes (1000 B) in 1 blocks at exit' err || fail "run: $(cat err)"
+    grep -qxF 'heaphook: leaked 1000 bytes (1000 B) in 1 block at exit' err || fail "run: $(cat err)"
     ;;
   fork_exit)
     # A thread forks while main returns (fork_exit.c): glibc's fork holds

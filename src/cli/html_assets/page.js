@@ -47,6 +47,9 @@
 
   var UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
   /* like heaphook's text output: "512 B", "10.8 KiB" */
+  function nBlocks(n) {
+    return n + (n === 1 ? " block" : " blocks");
+  }
   function fmtBytes(n) {
     if (n < 1024) return n + " B";
     var u = 0, v = n;
@@ -153,9 +156,9 @@
   function summary() {
     var c = $("cards");
     c.appendChild(card("peak-bytes", "peak heap in use", T.peak_bytes + " bytes",
-      fmtBytes(T.peak_bytes) + " in " + T.peak_blocks + " blocks at " + fmtTime(T.peak_time_ns)));
+      fmtBytes(T.peak_bytes) + " in " + nBlocks(T.peak_blocks) + " at " + fmtTime(T.peak_time_ns)));
     c.appendChild(card("leaked-bytes", "leaked at exit", T.leaked_bytes + " bytes",
-      fmtBytes(T.leaked_bytes) + " in " + T.leaked_blocks + " blocks"));
+      fmtBytes(T.leaked_bytes) + " in " + nBlocks(T.leaked_blocks)));
     c.appendChild(card("allocations", "allocations", fmtCount(T.allocations),
       T.frees + " frees, " + T.reallocs + " reallocs"));
     c.appendChild(TEMP_KNOWN ? card("temporary", "temporary allocations", fmtCount(T.temporary),
@@ -406,7 +409,7 @@
     p.setAttribute("data-site", s.index);
     p.appendChild(el("h3", { "class": "fn", text: s.name }));
     p.appendChild(el("div", { "class": "loc", text:
-      "peak " + fmtBytes(s.p) + " (" + s.pb + " blocks) · leaked " + fmtBytes(s.l) + " (" + s.lb + " blocks) · " +
+      "peak " + fmtBytes(s.p) + " (" + nBlocks(s.pb) + ") · leaked " + fmtBytes(s.l) + " (" + nBlocks(s.lb) + ") · " +
       s.a + " allocations, " + (TEMP_KNOWN ? s.t + " temporary · " : "") + fmtBytes(s.b) + " allocated" }));
     if (!s.frames.length) { p.appendChild(el("div", { "class": "muted", text: "No stack was recorded for these allocations." })); return; }
     var ol = el("ol", { "class": "stack" });
@@ -498,7 +501,7 @@
     clear(box);
     if (!F.present) { note.textContent = "This analysis kept no list of the blocks live at the peak."; return; }
     if (!F.regions || !F.regions.length) { note.textContent = "No blocks were live at the peak."; return; }
-    var txt = F.blocks + " blocks (" + fmtBytes(F.bytes) + ") were live at the peak, in " + F.regions_total +
+    var txt = nBlocks(F.blocks) + " (" + fmtBytes(F.bytes) + ")" + (F.blocks === 1 ? " was" : " were") + " live at the peak, in " + F.regions_total +
       " region" + (F.regions_total === 1 ? "" : "s") + " of addresses (blocks less than " + fmtBytes(F.gap) + " apart share a region).";
     if (F.regions.length < F.regions_total)
       txt += " The " + F.regions.length + " regions holding the most bytes are drawn; the other " + (F.regions_total - F.regions.length) +
@@ -509,7 +512,7 @@
       var start = BigInt(r.start), end = BigInt(r.end), n = r.u.length, span = Number(end - start);
       var cols = Math.min(COLS_MAX, n), rows = Math.ceil(n / cols);
       var wrap = el("div", { "class": "frag-region", "data-start": r.start });
-      wrap.appendChild(el("div", { "class": "head mono", text: r.start + " – " + r.end + ": " + fmtBytes(span) + ", " + r.count + " blocks, " +
+      wrap.appendChild(el("div", { "class": "head mono", text: r.start + " – " + r.end + ": " + fmtBytes(span) + ", " + nBlocks(r.count) + ", " +
         fmtBytes(r.used) + " occupied (" + pct(r.used, span) + "); one cell is " + fmtBytes(r.cell) }));
       var cv = el("canvas", { width: cols * CELL, height: rows * CELL, "class": "frag-canvas", "data-region": ri });
       var g = cv.getContext("2d");
@@ -563,7 +566,7 @@
       { label: "allocated", get: function (t) { return fmtBytes(t.bytes); }, num: true },
       { label: "at the peak", get: function (t) { return fmtBytes(t.peak_bytes); }, num: true },
       { label: "temporary", get: function (t) { return TEMP_KNOWN ? t.temporary || 0 : "-"; }, num: true },
-      { label: "leaked", get: function (t) { return fmtBytes(t.leaked_bytes || 0) + " in " + (t.leaked_blocks || 0) + " blocks"; }, num: true }
+      { label: "leaked", get: function (t) { return fmtBytes(t.leaked_bytes || 0) + " in " + nBlocks(t.leaked_blocks || 0); }, num: true }
     ], D.threads || []);
     simpleTable($("markers"), [
       { label: "time", get: function (m) { return fmtTime(m[0]); }, num: true },
