@@ -203,7 +203,7 @@ static bool search(hh_ticks *t, hh_event *g, size_t p, size_t m, uint32_t *head,
     if (budget-- == 0) break;
     hh_ticks_step *x = &st[d];
     x->tried = x->pick = best;
-    x->k = (uint8_t)bk;
+    x->k = (uint16_t)bk;
     for (int j = 0; j < 2; j++) {
       uint32_t sl = t->slot[2 * best + j];
       x->undo_slot[j] = sl;

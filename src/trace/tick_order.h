@@ -40,7 +40,7 @@
  * milliseconds) is handed out in the merge's order, in pieces this long. */
 #define HH_TICKS_RUN_MAX 4096
 /* A run of events of more threads than this stays in the merge's order. */
-#define HH_TICKS_THREADS_MAX 64
+#define HH_TICKS_THREADS_MAX 256
 
 /* Whether a block of the caller's is live at addr (not 0). */
 typedef bool (*hh_live_fn)(void *ctx, uint64_t addr);
@@ -49,7 +49,8 @@ typedef bool (*hh_live_fn)(void *ctx, uint64_t addr);
  * latest tried at this step, its thread, and the map's states it changed. */
 typedef struct hh_ticks_step {
   uint32_t pick, tried, undo_slot[2];
-  uint8_t k, undo_state[2];
+  uint16_t k;
+  uint8_t undo_state[2];
 } hh_ticks_step;
 
 typedef struct hh_ticks {
