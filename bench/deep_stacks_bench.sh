@@ -7,7 +7,7 @@
 # e.g. an older commit's build against this one), for N in DEEP_NS (default
 # "200000 800000"), DEEP_REPS times interleaved (default 3); prints, per N
 # and configuration, the median wall time (/usr/bin/time %e) and the median
-# peak RSS (%M). 800,000 stacks need ~0.7 GB (4.7 GB before the trie's
+# peak RSS (%M). 800,000 stacks need ~0.64 GB (2.3 GB before the trie's
 # nodes went into an array with a compact index).
 set -eu
 . "$(dirname "$0")/paths.sh"

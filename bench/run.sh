@@ -19,7 +19,7 @@
 # BENCH_SCALE_ITERS (2000000 per thread), BENCH_SCALE_REPS (3),
 # BENCH_THREADS ("1 2 4 ..." up to nproc), BENCH_PEER_DIR
 # (/usr/lib/x86_64-linux-gnu), BENCH_SKIP ("overhead latency scaling trace
-# sites sample codec report": any of these words skips that part);
+# sites deep sample codec report": any of these words skips that part);
 # bench/sample_pair_bench.sh's SAMPLE_PAIR_ROUNDS (8), with bench/pair_ab.sh's
 # PAIR_ITERS (10000000) and PAIR_CPUS ("0 1").
 set -eu
@@ -207,6 +207,9 @@ case " $SKIP " in *" trace "*) ;; *) { printf '\n'; "$SRC/bench/trace_bench.sh" 
 
 # ---- 4a''. many call stacks: a synthetic program and cc1 (BENCH_SKIP=sites skips)
 case " $SKIP " in *" sites "*) ;; *) { printf '\n'; "$SRC/bench/sites_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
+
+# ---- 4a'''. many distinct deep stacks: the tracer's table of stacks (BENCH_SKIP=deep skips)
+case " $SKIP " in *" deep "*) ;; *) { printf '\n## many distinct deep stacks\n\n'; "$SRC/bench/deep_stacks_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
 
 # ---- 4a'. sampled mode by sampling period, runs one after the other and side by side (BENCH_SKIP=sample skips)
 case " $SKIP " in *" sample "*) ;; *) { printf '\n'; "$SRC/bench/sample_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
