@@ -1157,6 +1157,44 @@ PY
     status_ok r.txt
     [ "$(site_counts "$t" alpha_alloc bravo_alloc)" = "3 3" ] || fail "report: $(site_counts "$t" alpha_alloc bravo_alloc)"
     ;;
+  dl_deep)
+    # The same plugin code built without frame pointers (B) loaded where
+    # the one built with them (A) was unloaded: libunwind's caches of
+    # frame layouts by address kept A's, and B's stacks stopped after its
+    # first frame ("b_leaf;?;?"; a helper's program with more calls
+    # crashed in 7 runs of 100). Now the step cache is flushed at an
+    # unload, and the fast unwind, whose cache cannot be, is off once a
+    # module is loaded over an unloaded one (stacks.c, no_fast).
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/r.%p.hhtrace" \
+      "$HH_DL_REUSE" "$HH_DL_DEEP_A" "$HH_DL_DEEP_B" >out 2>err || fail "exit status $?: $(cat err)"
+    [ -s err ] && fail "stderr: $(cat err)"
+    [ "$(awk '$1 == "base" { print $3 }' out | sort -u | wc -l)" = 1 ] ||
+      fail "the loader put the plugins at different bases, so this test tests nothing: $(cat out)"
+    t=$(one_file "$dir/r.*.hhtrace")
+    dump "$t" r.txt
+    a=$(basename "$HH_DL_DEEP_A") b=$(basename "$HH_DL_DEEP_B")
+    expect 3 r.txt "alloc malloc T=1 size=111 " "stack=a_leaf@$a;a_rec@$a;a_rec@$a;a_rec@$a;a_rec@$a;main@hh_trace_dl_reuse;"
+    expect 3 r.txt "alloc malloc T=1 size=222 " "stack=b_leaf@$b;b_rec@$b;b_rec@$b;b_rec@$b;b_rec@$b;main@hh_trace_dl_reuse;"
+    status_ok r.txt
+    ;;
+  stack_oom)
+    # The table of stacks cannot grow (the address space limited): stacks
+    # met before keep their ids. Before, a failed growth left no index at
+    # all, and every stack not in a thread's cache was recorded as none:
+    # phase 2 (the same 262,144 stacks again) lost 262,143 where phase 1
+    # had lost 253,953. Now both lose the same ones (229,378 here).
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/o.hhtrace" \
+      "$HH_STACK_OOM" 18 8 >out 2>err || fail "exit status $?: $(cat err)"
+    dump o.hhtrace o.txt
+    status_ok o.txt
+    lost() { awk -v s="size=$2" '$1 == "alloc" && $4 == s { n++; if ($0 ~ / stack=$/ || $0 ~ / stack=0$/) z++ } END { print n + 0, z + 0 }' "$1"; }
+    set -- $(lost o.txt 16) $(lost o.txt 17)
+    [ "$1" = 262144 ] && [ "$3" = 262144 ] || fail "allocations: $1 and $3 of 262144 each"
+    [ "$2" -gt 0 ] || fail "phase 1 lost no stack: the limit did not bite, so this test tests nothing"
+    [ "$4" = "$2" ] || fail "phase 2 lost $4 stacks, phase 1 $2: stacks met before lost their ids"
+    # said once, on stderr
+    [ "$(grep -c 'out of memory for the table of call stacks' err)" = 1 ] || fail "stderr: $(head -c 600 err)"
+    ;;
   dl_relative)
     # A library dlopen'ed by a relative path is recorded by its absolute
     # path (before, as given: no reader could find it, and its frames

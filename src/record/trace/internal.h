@@ -166,6 +166,9 @@ void hh__tr_stacks_init(void);
 /* With the meta lock: a module at [lo, hi) was unloaded; stacks through it
  * get new ids from now on. */
 void hh__tr_stacks_forget(uintptr_t lo, uintptr_t hi);
+/* A module loaded at [lo, hi) (under the meta lock): over an unloaded one's
+ * range, the fast unwind is off from here on (stacks.c, no_fast). */
+void hh__tr_stacks_loaded(uintptr_t lo, uintptr_t hi);
 /* In a forked child: forget every id (the child's file defines its own). */
 void hh__tr_stacks_reset(void);
 

@@ -292,6 +292,8 @@ static void modules_scan(bool cheap) {
       p = hh__tr_varint(p, mods[i].base);
       hh__tr_proc_commit(p);
     }
+    for (size_t i = 0; i < ncur; i++)
+      if (!is_known(mods, nmods, cur[i].base, cur[i].name_hash)) hh__tr_stacks_loaded(cur[i].lo, cur[i].hi);
     hh__tr_meta_unlock();
   }
   memcpy(mods, cur, ncur * sizeof(known));

@@ -41,6 +41,7 @@
 #include <sys/mman.h>
 
 #include "base/cancel.h"
+#include "base/log.h"
 #include "base/own_fd.h"
 #include "internal.h"
 
@@ -66,6 +67,18 @@ size_t hh__tr_stack_cache_bytes(void) { return sizeof(hh_tr_stack_cache); }
 
 /* Bumped when every id is forgotten (fork): older cache entries miss. */
 static _Atomic uint32_t gen = 1;
+/* libunwind's unw_backtrace keeps each thread's frame layouts by address
+ * and cannot be told to forget them (its unw_step cache can:
+ * unw_flush_cache): a library loaded where an unloaded one was would be
+ * unwound with the old one's layouts (wrong stacks, and crashes: a
+ * helper's dlclose + dlopen program died in 7 runs of 100). So the ranges
+ * of unloaded modules are kept, and once a module is loaded over one,
+ * every miss steps (no_fast). A program that unloads modules and loads
+ * none where they were keeps the fast unwind. */
+#define GONE_MAX 64
+static struct { uintptr_t lo, hi; } gone[GONE_MAX];
+static unsigned ngone; /* under the meta lock */
+static _Atomic bool no_fast;
 
 /* ---- the trie ---------------------------------------------------------------- */
 
@@ -149,12 +162,23 @@ static bool reindex(size_t cap) {
 }
 
 /* Room in the index for one more node: at most 3/4 full with it. */
+static uint32_t grow_wait; /* failed inserts before the next try to grow */
 static bool index_room(void) {
   size_t need = ((size_t)live + 1) * 4;
   if (need <= index_cap * 3) return true;
+  if (grow_wait > 0 && index_ != NULL) {
+    grow_wait--;
+    return false;
+  }
+  size_t old = index_cap;
   size_t cap = index_cap != 0 ? index_cap * 2 : INDEX_MIN;
   while (need > cap * 3) cap *= 2;
-  return reindex(cap);
+  if (reindex(cap)) return true;
+  /* (out of memory: the old size again, just freed, so that the stacks
+   * already known keep their ids) */
+  if (old != 0) reindex(old);
+  grow_wait = 4096;
+  return false;
 }
 
 /* Room in nodes for one more. It grows by moving its pages (no copy, and
@@ -179,15 +203,34 @@ static bool nodes_room(void) {
 /* With the meta lock: the id of parent's stack plus ip, made if new; fresh:
  * parent was made by the call before (so this one is new too, and is not
  * looked up). 0 when out of memory. */
+/* The table of stacks could not grow: said once (the program runs on, its
+ * new stacks recorded as none until there is room). */
+static atomic_bool no_room_said;
+static void no_room(void) {
+  if (!atomic_exchange(&no_room_said, true))
+    hh__log(
+        "trace: out of memory for the table of call stacks; allocations under stacks not met before are"
+        " recorded without their stack while it lasts");
+}
+
 static uint64_t intern(uint64_t parent, uint64_t ip, bool fresh) {
-  if (!index_room()) return 0;
-  size_t mask = index_cap - 1, h = node_hash(parent, ip) & mask;
-  for (; index_[h] != 0; h = (h + 1) & mask) {
-    if (fresh) continue;
-    const node *n = &nodes[index_[h]];
-    if (n->ip == ip && n->parent == parent) return index_[h];
+  if (!fresh && index_ != NULL) {
+    size_t mask = index_cap - 1;
+    for (size_t h = node_hash(parent, ip) & mask; index_[h] != 0; h = (h + 1) & mask) {
+      const node *n = &nodes[index_[h]];
+      if (n->ip == ip && n->parent == parent) return index_[h];
+    }
   }
-  if (!nodes_room()) return 0;
+  if (!index_room()) {
+    no_room();
+    return 0;
+  }
+  size_t mask = index_cap - 1, h = node_hash(parent, ip) & mask;
+  while (index_[h] != 0) h = (h + 1) & mask;
+  if (next_id == UINT32_MAX || !nodes_room()) {
+    no_room();
+    return 0;
+  }
   uint8_t *p = hh__tr_proc_reserve(1 + 3 * HH_VARINT_MAX);
   if (p == NULL) return 0;
   uint32_t id = next_id++;
@@ -234,6 +277,13 @@ void hh__tr_stacks_forget(uintptr_t lo, uintptr_t hi) {
       any = true;
     }
   }
+  unw_flush_cache(unw_local_addr_space, lo, hi);
+  if (ngone < GONE_MAX) {
+    gone[ngone].lo = lo;
+    gone[ngone++].hi = hi;
+  } else {
+    atomic_store(&no_fast, true); /* too many to keep: no fast unwind from here on */
+  }
   /* (a cached stack is interned: with no node in the range, no cache entry
    * holds it, and the caches stay; a program that loads and unloads
    * plugins would refill every hot entry by the slow unwind at each) */
@@ -241,6 +291,11 @@ void hh__tr_stacks_forget(uintptr_t lo, uintptr_t hi) {
   atomic_fetch_add(&gen, 1);
   /* (out of memory: no index, and the next intern builds it) */
   if (index_ != NULL) reindex(index_cap);
+}
+
+void hh__tr_stacks_loaded(uintptr_t lo, uintptr_t hi) {
+  for (unsigned i = 0; i < ngone; i++)
+    if (lo < gone[i].hi && gone[i].lo < hi) atomic_store(&no_fast, true);
 }
 
 /* In a forked child: the parent's pages are dropped, not cleared (which
@@ -308,6 +363,11 @@ static inline entry *slot_for(hh_tr_stack_cache *c, uintptr_t ra, uintptr_t cfa)
 
 static uint64_t capture_miss(entry *e, uintptr_t cfa, uint32_t g) {
   uintptr_t ips[HH_TR_MAX_FRAMES], sps[HH_TR_MAX_FRAMES];
+  /* Our frames are in modules loaded before this call: a scan now writes
+   * their MODULE_LOADs before the stack's records, and notes a module
+   * loaded where one was unloaded before any unwind goes through it
+   * (no_fast). */
+  hh__tr_modules_scan(true);
   int cancel = hh__cancel_off(); /* libunwind reads and writes its pipe */
   hh__tr_loader_enter();         /* libunwind looks for unwind tables with dl_iterate_phdr */
   hh__own_fd_claim = true;       /* and may open its pipe again (hh__tr_stacks_init) */
@@ -317,7 +377,7 @@ static uint64_t capture_miss(entry *e, uintptr_t cfa, uint32_t g) {
    * (its return addresses not where calls put them) steps once in
    * FILL_EVERY misses, not at every one after the first FILL_EVERY. */
   if (e != NULL && e->cfa != 0 && e->gen == g) {
-    if (++e->misses < FILL_EVERY) {
+    if (++e->misses < FILL_EVERY && !atomic_load_explicit(&no_fast, memory_order_relaxed)) {
       n = backtrace_frames(((const uintptr_t *)cfa)[-1], ips);
       if (n <= 0) n = -1; /* (not this call's cfa, or nothing: step) */
       e = NULL;
@@ -336,9 +396,6 @@ static uint64_t capture_miss(entry *e, uintptr_t cfa, uint32_t g) {
   hh__tr_loader_leave();
   hh__cancel_restore(cancel);
   if (n <= 0) return 0;
-  /* New frames may be in a library loaded since the last look (and gone
-   * before the next): its MODULE_LOAD goes first. */
-  hh__tr_modules_scan(true);
   uint64_t id = 0;
   hh__tr_meta_lock();
   uint32_t known = next_id; /* ids from here on are this stack's new nodes */
