@@ -57,6 +57,7 @@ typedef struct hh_ticks {
   hh_live_fn live;
   void *ctx;
   bool sampled; /* a sampled trace: a realloc's old block may be one not followed */
+  bool strict;  /* (resolve) sampled reallocs need their old block live too */
   /* the batch */
   hh_event *evs;
   size_t n, at;

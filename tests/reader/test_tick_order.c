@@ -153,6 +153,37 @@ static void sampled_weight_zero(void **state) {
   expect_order(evs, 2, true, (const size_t[]){1, 0});
 }
 
+/* Found by a helper: thread 2 mallocs X and frees it, and thread 1 mallocs
+ * X, in one tick; the merge gives thread 1's allocation first (both
+ * threads' next events allocate). Keeping the merge's order up to its
+ * first event not allowed (thread 2's allocation) left no order for the
+ * rest: thread 2's free then freed thread 1's block, whose free later was
+ * unknown. The whole run is searched now. */
+static void search_whole_run(void **state) {
+  (void)state;
+  const hh_event evs[] = {
+      ev(HH_EV_ALLOC, 1, 100, 0x50, 0), ev(HH_EV_ALLOC, 2, 100, 0x50, 0), /* 0 1 */
+      ev(HH_EV_FREE, 2, 100, 0x50, 0),                                    /* 2 */
+  };
+  expect_order(evs, 3, false, (const size_t[]){1, 2, 0});
+}
+
+/* Sampled, found by a helper: thread 2 shrinks its sampled block X in
+ * place (a realloc of weight != 0) and hands it to thread 1, which frees
+ * it in the same tick; the merge gives the free first. A realloc of weight
+ * != 0 may have an old block not followed, so the free was allowed first
+ * and the realloc's new block then "leaked". Now a realloc's old block must
+ * be live unless no order gives it one. */
+static void sampled_strict(void **state) {
+  (void)state;
+  hh_event evs[] = {
+      ev(HH_EV_ALLOC, 2, 100, 0x50, 0),      /* 0 */
+      ev(HH_EV_FREE, 1, 200, 0x50, 0),       /* 1 */
+      ev(HH_EV_REALLOC, 2, 200, 0x50, 0x50), /* 2: in place, weight 8 */
+  };
+  expect_order(evs, 3, true, (const size_t[]){0, 2, 1});
+}
+
 /* The consumer pattern of producer_consumer in a tick where 200 other
  * threads allocate too (a machine of many cores): reordered all the same.
  * Until 2026-11-25 a run of more than 64 threads stayed in the merge's
@@ -195,8 +226,12 @@ static void long_run(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(producer_consumer), cmocka_unit_test(search_not_greedy),
-                                     cmocka_unit_test(sampled_weight_zero), cmocka_unit_test(many_threads),
+  const struct CMUnitTest tests[] = {cmocka_unit_test(producer_consumer),
+                                     cmocka_unit_test(search_not_greedy),
+                                     cmocka_unit_test(sampled_weight_zero),
+                                     cmocka_unit_test(search_whole_run),
+                                     cmocka_unit_test(sampled_strict),
+                                     cmocka_unit_test(many_threads),
                                      cmocka_unit_test(long_run)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
