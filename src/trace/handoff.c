@@ -29,11 +29,14 @@ bool hh_handoff_park(hh_handoff *h, const hh_event *ev, hh_event *expired) {
   return full;
 }
 
-bool hh_handoff_take(hh_handoff *h, const hh_event *alloc, hh_event *out) {
+/* The oldest entry at addr of another thread than e's, at most the window
+ * before e, taken out into *out. own: an entry's address is its own block
+ * (owed), else the block it frees (parked). */
+static bool take(hh_handoff *h, uint64_t addr, const hh_event *e, bool own, hh_event *out) {
   for (size_t i = h->head; i < h->n; i++) {
     const hh_event *p = &h->ev[i];
-    if (hh_handoff_addr(p) == alloc->addr && alloc->time >= p->time && alloc->time - p->time <= h->window &&
-        p->thread != alloc->thread) {
+    if ((own ? p->addr : hh_handoff_addr(p)) == addr && e->time >= p->time &&
+        e->time - p->time <= h->window && p->thread != e->thread) {
       *out = *p;
       memmove(h->ev + i, h->ev + i + 1, (h->n - i - 1) * sizeof *h->ev);
       h->n--;
@@ -43,18 +46,12 @@ bool hh_handoff_take(hh_handoff *h, const hh_event *alloc, hh_event *out) {
   return false;
 }
 
+bool hh_handoff_take(hh_handoff *h, const hh_event *alloc, hh_event *out) {
+  return take(h, alloc->addr, alloc, false, out);
+}
+
 bool hh_handoff_take_owed(hh_handoff *h, const hh_event *f, hh_event *out) {
-  uint64_t addr = hh_handoff_addr(f);
-  for (size_t i = h->head; i < h->n; i++) {
-    const hh_event *p = &h->ev[i];
-    if (p->addr == addr && f->time >= p->time && f->time - p->time <= h->window && p->thread != f->thread) {
-      *out = *p;
-      memmove(h->ev + i, h->ev + i + 1, (h->n - i - 1) * sizeof *h->ev);
-      h->n--;
-      return true;
-    }
-  }
-  return false;
+  return take(h, hh_handoff_addr(f), f, true, out);
 }
 
 void hh_handoff_free(hh_handoff *h) {
