@@ -177,6 +177,14 @@ static void json_delta(FILE *out, const side *a, const side *b) {
           delta(a->leaked_blocks, b->leaked_blocks));
 }
 
+/* A trace's fields after its path: status, sampling, temporary_known. */
+static void json_trace(FILE *out, const hh_analysis *a) {
+  fprintf(out,
+          ", \"status\": \"%s\", \"sampled\": %s, \"sample_bytes\": %" PRIu64 ", \"temporary_known\": %s}",
+          hh_report_status_word(a->status), a->sampled ? "true" : "false", a->sample_bytes,
+          a->temporary_known ? "true" : "false");
+}
+
 static side totals_of(const hh_analysis *a) {
   /* allocation calls, as each site counts them (the ALLOC records alone
    * said "allocations +0" above a site's +5 when only reallocs came) */
@@ -233,13 +241,11 @@ int hh_cmd_diff(int argc, char **argv) {
     if (json) {
       fputs("{\n  \"schema\": \"heaphook-diff\",\n  \"version\": 1,\n  \"a\": {\"path\": ", out);
       hh_json_put_string(out, in[0].path, 0);
-      fprintf(out, ", \"status\": \"%s\", \"temporary_known\": %s}, \"b\": {\"path\": ",
-              hh_report_status_word(in[0].l.analysis->status),
-              in[0].l.analysis->temporary_known ? "true" : "false");
+      json_trace(out, in[0].l.analysis);
+      fputs(", \"b\": {\"path\": ", out);
       hh_json_put_string(out, in[1].path, 0);
-      fprintf(out, ", \"status\": \"%s\", \"temporary_known\": %s},\n  \"totals\": {\"a\": ",
-              hh_report_status_word(in[1].l.analysis->status),
-              in[1].l.analysis->temporary_known ? "true" : "false");
+      json_trace(out, in[1].l.analysis);
+      fputs(",\n  \"totals\": {\"a\": ", out);
       json_side(out, &ta);
       fputs(", \"b\": ", out);
       json_side(out, &tb);
@@ -269,6 +275,15 @@ int hh_cmd_diff(int argc, char **argv) {
       fputs(show ? "\n  ]\n}\n" : "]\n}\n", out);
     } else {
       fprintf(out, "heaphook diff: A = %s, B = %s\n", in[0].path, in[1].path);
+      /* as the report says it: a sampled trace's numbers are estimates
+       * (the diff said nothing, and showed them as exact beside a full
+       * trace's) */
+      for (int k = 0; k < 2; k++)
+        if (in[k].l.analysis->sampled)
+          fprintf(out,
+                  "%s: sampled trace (one sample per %" PRIu64
+                  " bytes on average): its bytes and counts are estimates\n",
+                  k ? "B" : "A", in[k].l.analysis->sample_bytes);
       for (int k = 0; k < 2; k++)
         if (in[k].l.analysis->status != HH_READ_OK)
           fprintf(out, "%s: %s: %s\n", in[k].l.analysis->status == HH_READ_NO_END ? "warning" : "error",

@@ -340,6 +340,22 @@ assert all(s["temporary"] == 0 for r in d["top"].values() for s in r["sites"]), 
 eq("a temporary_known", d["a"]["temporary_known"], True)
 eq("b temporary_known", d["b"]["temporary_known"], False)
 eq("b temporary", d["totals"]["b"]["temporary"], 0)
+eq("a sampled", d["a"]["sampled"], True)
+eq("a sample_bytes", d["a"]["sample_bytes"], 1)
+eq("b sample_bytes", d["b"]["sample_bytes"], 4096)
+'
+    # The diff says which traces are sampled, as the report does (it said
+    # nothing, and showed estimates beside a full trace's exact numbers).
+    run_prog full.hhtrace 3
+    "$hh" diff full.hhtrace s4.hhtrace >d.txt 2>err
+    expect_rc 0 $? "diff of a full and a sampled trace"
+    expect_in d.txt "B: sampled trace (one sample per 4096 bytes on average): its bytes and counts are estimates"
+    grep -q "^A: sampled" d.txt && fail "d.txt calls the full trace A sampled"
+    "$hh" diff --json full.hhtrace s4.hhtrace >f.json 2>err
+    json_check f.json '
+eq("a sampled", d["a"]["sampled"], False)
+eq("a sample_bytes", d["a"]["sample_bytes"], 0)
+eq("b sampled", d["b"]["sampled"], True)
 '
     ;;
   *)
