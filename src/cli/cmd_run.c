@@ -43,7 +43,8 @@ static const char usage[] =
     "                      the first program's (replaced if it exists), and the\n"
     "                      others' have .<pid> before its extension\n"
     "  --sample BYTES      record a sample of about one allocation per BYTES allocated\n"
-    "                      (e.g. 512K), with unbiased estimates, for the least overhead\n"
+    "                      (e.g. 512K), with unbiased estimates (the peak reads high\n"
+    "                      when the heap rises and falls), for the least overhead\n"
     "  --no-stacks         record events without call stacks\n"
     "  -h, --help          this help\n"
     "\n"
@@ -85,8 +86,10 @@ static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
           " reallocs; %s allocated in all%s\n",
           s->allocs, s->frees, s->reallocs, hh_cli_bytes(a, sizeof a, s->allocated_bytes), est);
   if (s->peak_bytes)
-    fprintf(stderr, "heaphook: peak %" PRIu64 " bytes (%s) in use at %s\n", s->peak_bytes,
-            hh_cli_bytes(b, sizeof b, s->peak_bytes), hh_cli_duration(c, sizeof c, s->peak_time));
+    fprintf(
+        stderr, "heaphook: peak %" PRIu64 " bytes (%s) in use at %s%s\n", s->peak_bytes,
+        hh_cli_bytes(b, sizeof b, s->peak_bytes), hh_cli_duration(c, sizeof c, s->peak_time),
+        s->sampled ? " (the highest estimate: reads high when the heap rose and fell again and again)" : "");
   else
     fprintf(stderr, "heaphook: peak 0 bytes in use\n");
   if (hh_reader_exec(r))
