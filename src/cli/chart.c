@@ -240,12 +240,13 @@ static void draw(cairo_t *cr, const hh_analysis *a, const char *title) {
   fit_text(cr, head);
   cairo_text_extents_t e;
   text_at(cr, WIDTH / 2.0, 22, head, 0.5, 0.5);
-  char peak[64], leaked[64], sub[200];
+  char peak[64], leaked[64], sub[240];
   hh__format_size(peak, sizeof peak, a->peak_bytes);
   hh__format_size(leaked, sizeof leaked, a->leaked_bytes);
   bool whole = a->status == HH_READ_OK;
-  snprintf(sub, sizeof sub, "peak %s at %.6g s; %s %s", peak, (double)a->peak_time_ns / 1e9, leaked,
-           whole ? "leaked at exit" : "still in use where the trace ends");
+  snprintf(sub, sizeof sub, "peak %s at %.6g s; %s %s%s", peak, (double)a->peak_time_ns / 1e9, leaked,
+           whole ? "leaked at exit" : "still in use where the trace ends",
+           a->sampled ? " (estimates: a sampled trace)" : "");
   cairo_set_font_size(cr, 11);
   cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
   text_at(cr, WIDTH / 2.0, 44, sub, 0.5, 0.5);

@@ -263,9 +263,10 @@ int hh_write_flame_svg(FILE *out, const hh_profile *p, hh_cost cost, const char 
     tree_free(&t);
     return -1;
   }
-  char buf[320];
+  char buf[320], sbuf[160];
   const char *note = hh_trace_note(p->analysis, buf, sizeof buf);
-  int title_h = TITLE_H + (note ? NOTE_H : 0);
+  const char *sampled = hh_sampled_note(p->analysis, sbuf, sizeof sbuf);
+  int title_h = TITLE_H + (note ? NOTE_H : 0) + (sampled ? NOTE_H : 0);
   int height = title_h + (int)(t.max_depth + 1) * FRAME_H + 2 * PAD;
   fprintf(out,
           "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
@@ -281,6 +282,11 @@ int hh_write_flame_svg(FILE *out, const hh_profile *p, hh_cost cost, const char 
   if (note) {
     fprintf(out, "<text x=\"%d\" y=\"%d\" style=\"fill:#b00\">", PAD, TITLE_H);
     hh_xml_put_text(out, note, 0);
+    fputs("</text>\n", out);
+  }
+  if (sampled) {
+    fprintf(out, "<text x=\"%d\" y=\"%d\">", PAD, TITLE_H + (note ? NOTE_H : 0));
+    hh_xml_put_text(out, sampled, 0);
     fputs("</text>\n", out);
   }
   fprintf(out, "<text x=\"%d\" y=\"%d\">%s: %" PRIu64 " %s in all</text>\n", PAD, title_h - 4,

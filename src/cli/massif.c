@@ -196,10 +196,11 @@ int hh_write_massif(FILE *out, const hh_profile *p, const char *cmd, size_t max_
   snaps[n++] = (snap){end, a->leaked_bytes, SNAP_END};
   qsort(snaps, n, sizeof *snaps, by_time);
 
-  char buf[320];
+  char buf[320], sbuf[160];
   const char *note = hh_trace_note(p->analysis, buf, sizeof buf);
-  fprintf(out, "desc: heaphook trace (heap bytes requested; allocator overhead not recorded)%s%s\n",
-          note ? "; " : "", note ? note : "");
+  const char *sampled = hh_sampled_note(p->analysis, sbuf, sizeof sbuf);
+  fprintf(out, "desc: heaphook trace (heap bytes requested; allocator overhead not recorded)%s%s%s%s\n",
+          sampled ? "; " : "", sampled ? sampled : "", note ? "; " : "", note ? note : "");
   /* the program's own text escaped as in the report (ms_print shows it
    * raw: an ESC in an argument reached the terminal) */
   size_t safe_size = 4 * strlen(cmd) + 1;

@@ -322,7 +322,9 @@ int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, 
     uint64_t cid = str_id(&e, comment);
     pb_uint(&e.out, 13, cid);
   }
-  char buf[320];
+  char buf[320], sbuf[160];
+  const char *sampled = hh_sampled_note(a, sbuf, sizeof sbuf);
+  if (sampled) pb_uint(&e.out, 13, str_id(&e, sampled));
   const char *note = hh_trace_note(a, buf, sizeof buf);
   if (note) pb_uint(&e.out, 13, str_id(&e, note)); /* (pprof -comments lists both) */
   pb_uint(&e.out, 14, str_id(&e, "inuse_space"));

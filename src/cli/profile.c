@@ -31,6 +31,14 @@ const char *hh_trace_note(const hh_analysis *a, char *buf, size_t size) {
   return buf;
 }
 
+const char *hh_sampled_note(const hh_analysis *a, char *buf, size_t size) {
+  if (!a->sampled) return NULL;
+  snprintf(buf, size,
+           "sampled trace (one sample per %" PRIu64 " bytes on average): bytes and counts are estimates",
+           a->sample_bytes);
+  return buf;
+}
+
 int hh_profile_build(hh_profile *p, const hh_analysis *a, hh_stack_frames_fn frames, void *arg) {
   memset(p, 0, sizeof *p);
   p->analysis = a;

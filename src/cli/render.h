@@ -52,6 +52,12 @@ void hh_profile_free(hh_profile *p);
  * seen. */
 const char *hh_trace_note(const hh_analysis *a, char *buf, size_t size);
 
+/* What a writer puts in its output when the trace is sampled, in buf:
+ * "sampled trace (one sample per N bytes on average): bytes and counts are
+ * estimates"; NULL for a full trace (the report says it; the files plot,
+ * flame --svg and export write showed estimates as exact numbers). */
+const char *hh_sampled_note(const hh_analysis *a, char *buf, size_t size);
+
 /* The name shown for a frame: the function, else "module+0xOFFSET" (the
  * module's file name), else "0xADDRESS". Characters that would break the
  * formats (';', control characters, '#' for massif) are replaced by '_'. */

@@ -144,12 +144,15 @@ int hh_write_speedscope(FILE *out, const hh_profile *p, const char *name) {
     fputs("]}", out);
   }
   fputs("],\n\"name\":", out);
-  char buf[320];
+  char buf[320], sbuf[160];
   const char *note = hh_trace_note(p->analysis, buf, sizeof buf);
-  if (note) {
+  const char *sampled = hh_sampled_note(p->analysis, sbuf, sizeof sbuf);
+  if (note || sampled) {
     /* (speedscope shows the name as the page's title) */
     char *both = NULL;
-    if (asprintf(&both, "%s (%s)", name, note) < 0) goto done;
+    if (asprintf(&both, "%s (%s%s%s)", name, sampled ? sampled : "", note && sampled ? "; " : "",
+                 note ? note : "") < 0)
+      goto done;
     hh_json_put_string(out, both, 0);
     free(both);
   } else {

@@ -19,6 +19,14 @@ need() { command -v "$1" >/dev/null 2>&1 || { fail "$1 not found (Debian package
 
 "$hh" run -o t.hhtrace -- "$prog" 2>run.err || { fail "heaphook run"; cat run.err >&2; exit 1; }
 
+# A sampled trace: its numbers are estimates, which every file written from
+# it says (they showed them as exact; only the report and the HTML page said
+# it). sampled_note FILE: FILE has the note.
+sampled_trace() {
+  "$hh" run --sample 1K -o s.hhtrace -- "$prog" 2>run-s.err || { fail "heaphook run --sample"; cat run-s.err >&2; }
+}
+sampled_note="sampled trace (one sample per 1024 bytes on average): bytes and counts are estimates"
+
 # The lines of named_allocs.c's functions, from main on (the frames below
 # main, _start and libc's, depend on the system).
 mine() { grep ';main;' "$1" | sed 's/^.*;main;/main;/' | sort; }
@@ -54,6 +62,12 @@ case $case_name in
     check flame-svg peak.svg || fail "flame SVG"
     "$hh" flame --svg --cost allocations -o allocs.svg t.hhtrace
     check svg allocs.svg leaky peak_holder temporaries || fail "flame SVG (allocations)"
+    grep -q 'sampled trace' peak.svg && fail "the flame graph of a full trace says it is sampled"
+    sampled_trace
+    "$hh" flame --svg -o s.svg s.hhtrace
+    expect_rc 0 $? "flame --svg of a sampled trace"
+    check svg s.svg || fail "flame SVG (sampled)"
+    expect_in s.svg "$sampled_note"
     ;;
   plot)
     "$hh" plot t.hhtrace -o heap.png
@@ -83,6 +97,12 @@ case $case_name in
     expect_in cut.txt "error: trace cut short after"
     expect_in cut.txt "still in use where the trace ends"
     grep -q 'leaked at exit' cut.txt && fail "the chart of a trace cut short speaks of the exit"
+    grep -q 'estimates' heap.txt && fail "the chart of a full trace says estimates"
+    sampled_trace
+    "$hh" plot -o s.pdf s.hhtrace
+    expect_rc 0 $? "plot of a sampled trace"
+    pdftotext s.pdf s.txt || fail "pdftotext (sampled)"
+    expect_in s.txt "leaked at exit (estimates: a sampled trace)"
     "$hh" plot -o heap.svg t.hhtrace
     expect_rc 0 $? "plot svg"
     need python3 python3
@@ -122,6 +142,11 @@ case $case_name in
     ms_print cut.out >cut.txt 2>&1 || fail "ms_print (cut short)"
     grep -q '^Massif arguments: .*; error: trace cut short after [0-9]* chunks' cut.txt ||
       fail "ms_print of a trace cut short shows no note: $(head -5 cut.txt)"
+    sampled_trace
+    "$hh" export --format massif -o s.out s.hhtrace
+    expect_rc 0 $? "export massif of a sampled trace"
+    ms_print s.out >s.txt 2>&1 || fail "ms_print (sampled)"
+    expect_in s.txt "Massif arguments:   heaphook trace (heap bytes requested; allocator overhead not recorded); $sampled_note"
     ;;
   export_pprof)
     need protoc protobuf-compiler
@@ -133,6 +158,12 @@ case $case_name in
     expect_in raw.txt '"alloc_space"'
     expect_in raw.txt '"leaky"'
     check pprof raw.txt || fail "pprof samples"
+    grep -q 'sampled trace' raw.txt && fail "the pprof file of a full trace says it is sampled"
+    sampled_trace
+    "$hh" export --format pprof -o s.pb.gz s.hhtrace
+    expect_rc 0 $? "export pprof of a sampled trace"
+    gzip -dc s.pb.gz | protoc --decode_raw >s.raw
+    expect_in s.raw "\"$sampled_note\""
     "$hh" export --format pprof -o - t.hhtrace 2>err
     expect_rc 2 $? "export pprof to standard output"
     ;;
@@ -143,6 +174,12 @@ case $case_name in
     check speedscope heap.speedscope.json || fail "speedscope JSON"
     "$hh" export -f speedscope -o - t.hhtrace >stdout.json
     cmp -s stdout.json heap.speedscope.json || fail "speedscope to standard output differs"
+    grep -q 'sampled trace' heap.speedscope.json && fail "the speedscope file of a full trace says it is sampled"
+    sampled_trace
+    "$hh" export --format speedscope -o s.json s.hhtrace
+    expect_rc 0 $? "export speedscope of a sampled trace"
+    python3 -c 'import json, sys; json.load(open(sys.argv[1]))' s.json || fail "speedscope JSON (sampled)"
+    expect_in s.json "($sampled_note)"
     ;;
   usage_errors)
     "$hh" export t.hhtrace -o x 2>err
