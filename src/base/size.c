@@ -59,7 +59,9 @@ void hh__format_size(char *buf, size_t buf_size, uint64_t bytes) {
   }
   double v = (double)bytes;
   unsigned u = 0;
-  while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+  /* the next unit from what would print as 1024.0 ("1024.0 KiB" for
+   * 1048525-1048575 bytes) */
+  while (v >= 1023.95 && u + 1 < sizeof units / sizeof units[0]) {
     v /= 1024.0;
     u++;
   }

@@ -292,7 +292,8 @@ int hh_cmd_diff(int argc, char **argv) {
       text_changes(out, &ta, &tb, in);
       for (int dir = 1; dir >= -1; dir -= 2) {
         size_t total = dir > 0 ? ngrew : nshrank, shown = 0;
-        fprintf(out, "\n%s (%zu call sites)%s\n", dir > 0 ? "grew" : "shrank", total, total ? ":" : "");
+        fprintf(out, "\n%s (%zu call site%s)%s\n", dir > 0 ? "grew" : "shrank", total, hh_cli_s(total),
+                total ? ":" : "");
         for (size_t i = 0; i < n && (!top || shown < top); i++) {
           if (direction(order[i]) != dir) continue;
           text_row(out, order[i], in, frames);

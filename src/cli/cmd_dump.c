@@ -224,8 +224,8 @@ int hh_cmd_dump(int argc, char **argv) {
   fflush(out);
   int rc = hh_cli_report_status("dump", r);
   if (m && hh_merge_late(m))
-    hh_cli_error("dump", "warning: %" PRIu64 " events came too late to be put in time order",
-                 hh_merge_late(m));
+    hh_cli_error("dump", "warning: %" PRIu64 " event%s came too late to be put in time order",
+                 hh_merge_late(m), hh_cli_s(hh_merge_late(m)));
   hh_merge_free(m);
   hh_sym_free(sym);
   hh_reader_close(r);

@@ -73,13 +73,14 @@ static void text_site_line(const ctx *c, hh_cost cost, size_t rank, const hh_sit
               pct(s->peak_bytes, a->peak_bytes));
       break;
     case HH_COST_ALLOCATIONS:
-      fprintf(out, "%" PRIu64 " allocations, %.1f%% of all; ", s->allocations,
+      fprintf(out, "%" PRIu64 " allocation%s, %.1f%% of all; ", s->allocations, hh_cli_s(s->allocations),
               pct(s->allocations, c->a->allocation_calls));
       put_bytes(out, s->bytes);
       fputs(" in all\n", out);
       break;
     case HH_COST_TEMPORARY:
-      fprintf(out, "%" PRIu64 " temporary of %" PRIu64 " allocations\n", s->temporary, s->allocations);
+      fprintf(out, "%" PRIu64 " temporary of %" PRIu64 " allocation%s\n", s->temporary, s->allocations,
+              hh_cli_s(s->allocations));
       break;
     case HH_COST_LEAKED:
       put_bytes(out, s->leaked_bytes);
@@ -104,9 +105,9 @@ static void text_ranking(const ctx *c, hh_cost cost, const char *title) {
   }
   size_t show = c->top && n > c->top ? c->top : n;
   if (show < n)
-    fprintf(c->out, " (top %zu of %zu call sites):\n", show, n);
+    fprintf(c->out, " (top %zu of %zu call sites):\n", show, n); /* (show < n: n > 1) */
   else
-    fprintf(c->out, " (%zu call sites):\n", n);
+    fprintf(c->out, " (%zu call site%s):\n", n, hh_cli_s(n));
   for (size_t i = 0; i < show; i++) text_site_line(c, cost, i + 1, v[i]);
   free(v);
 }
@@ -161,7 +162,8 @@ static void text_report(const ctx *c, const char *path) {
         out);
   }
   if (a->late_events)
-    fprintf(out, "warning: %" PRIu64 " events came too late to be put in time order\n", a->late_events);
+    fprintf(out, "warning: %" PRIu64 " event%s came too late to be put in time order\n", a->late_events,
+            hh_cli_s(a->late_events));
 
   fputs("\ntotals:\n", out);
   fprintf(out, "  run time       %s\n", when(b1, sizeof b1, a->duration_ns));
@@ -234,9 +236,10 @@ static void text_report(const ctx *c, const char *path) {
     fprintf(out, "\nthreads (%zu):\n", a->nthreads);
   for (size_t i = 0; i < a->nthreads; i++) {
     const hh_thread_stats *t = &a->threads[i];
-    fprintf(
-        out, "  thread %" PRIu32 " \"%s\" (tid %" PRIu64 "): %" PRIu64 " allocations, %" PRIu64 " frees, ",
-        t->index, t->name ? hh_text_safe(t->name, safe, sizeof safe) : "", t->tid, t->allocations, t->frees);
+    fprintf(out,
+            "  thread %" PRIu32 " \"%s\" (tid %" PRIu64 "): %" PRIu64 " allocation%s, %" PRIu64 " free%s, ",
+            t->index, t->name ? hh_text_safe(t->name, safe, sizeof safe) : "", t->tid, t->allocations,
+            hh_cli_s(t->allocations), t->frees, hh_cli_s(t->frees));
     put_bytes(out, t->bytes);
     fputs(" allocated, ", out);
     put_bytes(out, t->peak_bytes);

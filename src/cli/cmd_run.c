@@ -82,9 +82,10 @@ static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
   char a[32], b[32], c[32], d[32];
   const char *est = s->sampled ? " (estimated from samples)" : "";
   fprintf(stderr,
-          "heaphook: %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64
-          " reallocs; %s allocated in all%s\n",
-          s->allocs, s->frees, s->reallocs, hh_cli_bytes(a, sizeof a, s->allocated_bytes), est);
+          "heaphook: %" PRIu64 " allocation%s, %" PRIu64 " free%s, %" PRIu64
+          " realloc%s; %s allocated in all%s\n",
+          s->allocs, hh_cli_s(s->allocs), s->frees, hh_cli_s(s->frees), s->reallocs, hh_cli_s(s->reallocs),
+          hh_cli_bytes(a, sizeof a, s->allocated_bytes), est);
   if (s->peak_bytes)
     fprintf(
         stderr, "heaphook: peak %" PRIu64 " bytes (%s) in use at %s%s\n", s->peak_bytes,

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/duration.h"
 #include "base/size.h"
 #include "cli.h"
 #include "side_thread.h"
@@ -254,12 +255,7 @@ const char *hh_cli_bytes(char *buf, size_t size, uint64_t bytes) {
 }
 
 const char *hh_cli_duration(char *buf, size_t size, uint64_t ns) {
-  if (ns >= 1000000000ull)
-    snprintf(buf, size, "%.3f s", (double)ns / 1e9);
-  else if (ns >= 1000000ull)
-    snprintf(buf, size, "%.3f ms", (double)ns / 1e6);
-  else
-    snprintf(buf, size, "%.3f us", (double)ns / 1e3);
+  hh__format_duration(buf, size, ns);
   return buf;
 }
 

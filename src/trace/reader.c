@@ -595,14 +595,15 @@ next:
     if (!r->seen_end)
       set_status(r, HH_READ_NO_END,
                  "trace has no end record after %" PRIu64
-                 " chunks: the program was killed or is still running; the rest of the run is missing",
-                 r->chunks);
+                 " chunk%s: the program was killed or is still running; the rest of the run is missing",
+                 r->chunks, r->chunks == 1 ? "" : "s");
     r->done = true;
     return 0;
   }
   if (got < sizeof h && memcmp(h, HH_CHUNK_MAGIC, got < 4 ? got : 4) == 0) {
     set_status(r, HH_READ_CUT_SHORT,
-               "trace cut short after %" PRIu64 " chunks; the rest of the run is missing", r->chunks);
+               "trace cut short after %" PRIu64 " chunk%s; the rest of the run is missing", r->chunks,
+               r->chunks == 1 ? "" : "s");
     return 0;
   }
   if (memcmp(h, HH_CHUNK_MAGIC, 4) != 0) {
@@ -653,7 +654,8 @@ next:
                  off, r->chunks);
     else
       set_status(r, HH_READ_CUT_SHORT,
-                 "trace cut short after %" PRIu64 " chunks; the rest of the run is missing", r->chunks);
+                 "trace cut short after %" PRIu64 " chunk%s; the rest of the run is missing", r->chunks,
+                 r->chunks == 1 ? "" : "s");
     return 0;
   }
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION /* let the fuzzer reach the records */

@@ -18,7 +18,7 @@ case $case_name in
   run_summary)
     "$hh" run -o "$work/t.%p.hhtrace" -- "$prog" >out 2>err
     expect_rc 0 $? "run"
-    expect_line err "heaphook: 4 allocations, 2 frees, 1 reallocs; 14.7 KiB allocated in all"
+    expect_line err "heaphook: 4 allocations, 2 frees, 1 realloc; 14.7 KiB allocated in all"
     expect_in err "heaphook: peak 11096 bytes (10.8 KiB) in use at "
     expect_line err "heaphook: leaked 7000 bytes (6.8 KiB) in 2 blocks at exit"
     expect_in err "heaphook: trace t."
@@ -45,7 +45,7 @@ case $case_name in
     expect_rc 0 $? "run through env"
     pid=$(sed -n 's/^heaphook: process \([0-9]*\) ran .*/\1/p' err)
     expect_line err "heaphook: process $pid ran 2 programs in turn (exec): env -> $name; the summary is $name's, the other traces t.$pid.hhtrace"
-    expect_line err "heaphook: 4 allocations, 2 frees, 1 reallocs; 14.7 KiB allocated in all"
+    expect_line err "heaphook: 4 allocations, 2 frees, 1 realloc; 14.7 KiB allocated in all"
     expect_line err "heaphook: leaked 7000 bytes (6.8 KiB) in 2 blocks at exit"
     expect_line err "heaphook: trace t.$pid.1.hhtrace ($(stat -c %s t.$pid.1.hhtrace | awk '{printf "%.1f KiB", $1 / 1024}'), 3 chunks)"
     grep -q "note" err && fail "a note about a whole run: $(cat err)"
@@ -84,7 +84,7 @@ case $case_name in
     expect_rc 0 $? "run -o app.hhtrace through env"
     pid=$(sed -n 's/^heaphook: process \([0-9]*\) ran .*/\1/p' err)
     expect_line err "heaphook: process $pid ran 2 programs in turn (exec): env -> $name; the summary is $name's, the other traces app.hhtrace"
-    expect_line err "heaphook: 4 allocations, 2 frees, 1 reallocs; 14.7 KiB allocated in all"
+    expect_line err "heaphook: 4 allocations, 2 frees, 1 realloc; 14.7 KiB allocated in all"
     expect_in err "heaphook: trace app.$pid.1.hhtrace ("
     grep -q "note\|cannot" err && fail "a note or warning: $(cat err)"
     "$hh" dump app.hhtrace >/dev/null 2>&1 || fail "app.hhtrace (the earlier run's file, replaced) is not a trace"
@@ -322,7 +322,7 @@ PY
     for round in 1 2; do
       HEAPHOOK_LIBRARY="$lib" XDG_RUNTIME_DIR="$PWD/rt" "$hh" run -o "t$round.hhtrace" -- "$prog" >out 2>err
       expect_rc 0 $? "run $round with the library under a path with a space and a colon"
-      expect_line err "heaphook: 4 allocations, 2 frees, 1 reallocs; 14.7 KiB allocated in all"
+      expect_line err "heaphook: 4 allocations, 2 frees, 1 realloc; 14.7 KiB allocated in all"
       expect_line err "heaphook: leaked 7000 bytes (6.8 KiB) in 2 blocks at exit"
     done
     # one link, made once, to the library
@@ -359,7 +359,7 @@ PY
     ldso=$(awk '$6 ~ /\/ld-linux/ { print $6; exit }' /proc/self/maps)
     "$hh" run -o ld.hhtrace -- "$ldso" "$prog" >out 2>err
     expect_rc 0 $? "the program through the loader"
-    expect_line err "heaphook: 4 allocations, 2 frees, 1 reallocs; 14.7 KiB allocated in all"
+    expect_line err "heaphook: 4 allocations, 2 frees, 1 realloc; 14.7 KiB allocated in all"
     # set-user-ID to another user: secure mode, where LD_PRELOAD paths are ignored
     cp "$prog" suid
     if chown 65534 suid 2>/dev/null && chmod u+s suid && [ "$(id -u)" != 65534 ]; then
@@ -372,7 +372,7 @@ PY
     # set-user-ID to oneself changes nothing: traced
     cp "$prog" own && chmod u+s own
     "$hh" run -o own.hhtrace -- ./own >out 2>err
-    expect_line err "heaphook: 4 allocations, 2 frees, 1 reallocs; 14.7 KiB allocated in all"
+    expect_line err "heaphook: 4 allocations, 2 frees, 1 realloc; 14.7 KiB allocated in all"
     ;;
   run_signals)
     # A signal sent to heaphook run (a supervisor's SIGTERM, ROS 2 launch's

@@ -732,7 +732,8 @@ static void check_cut_everywhere(uint32_t enc, int merged) {
     } else {
       assert_int_equal(hh_reader_status(r), HH_READ_CUT_SHORT);
       char want[128];
-      snprintf(want, sizeof want, "trace cut short after %zu chunks; the rest of the run is missing", whole);
+      snprintf(want, sizeof want, "trace cut short after %zu chunk%s; the rest of the run is missing", whole,
+               whole == 1 ? "" : "s");
       assert_string_equal(hh_reader_message(r), want);
     }
     free(l);

@@ -133,7 +133,7 @@ eq("histogram 8192..", (h[8192]["allocations"], h[8192]["bytes"]), (5, 50000))
     expect_rc 0 $? "diff"
     expect_in d.txt "  peak bytes +2000 (3000 -> 5000), leaked bytes +2000 (3000 -> 5000), allocations +2 (3 -> 5), bytes allocated +2000 (3000 -> 5000)"
     expect_in d.txt "        leaky (report_prog.c:"
-    expect_in d.txt "grew (1 call sites):"
+    expect_in d.txt "grew (1 call site):"
     expect_in d.txt "shrank (0 call sites)"
     expect_in d.txt "totals: peak bytes +2000 ("
     "$hh" diff --json a.hhtrace b.hhtrace >d.json 2>err
@@ -152,14 +152,14 @@ eq("changed", d["sites_changed"], 1)
     # the other way round: it shrank
     "$hh" diff b.hhtrace a.hhtrace >r.txt 2>err
     expect_in r.txt "  peak bytes -2000 (5000 -> 3000), leaked bytes -2000 (5000 -> 3000)"
-    expect_in r.txt "shrank (1 call sites):"
+    expect_in r.txt "shrank (1 call site):"
     # Only temporary allocations changed (the same blocks two at a time):
     # the site was left out of the diff, which said nothing changed.
     run_prog p.hhtrace 3 pairs
     "$hh" diff a.hhtrace p.hhtrace >t.txt 2>err
     expect_rc 0 $? "diff pairs"
     expect_in t.txt "totals: peak bytes +0 (53000 -> 53000), leaked bytes +0 (3000 -> 3000), allocations +0 (108 -> 108), bytes allocated +0 (59400 -> 59400), temporary -100 (100 -> 0)"
-    expect_in t.txt "shrank (1 call sites):"
+    expect_in t.txt "shrank (1 call site):"
     expect_in t.txt "  peak bytes +0 (0 -> 0), leaked bytes +0 (0 -> 0), allocations +0 (100 -> 100), bytes allocated +0 (6400 -> 6400), temporary -100 (100 -> 0)"
     expect_in t.txt "        temp (report_prog.c:"
     "$hh" diff --json a.hhtrace p.hhtrace >t.json 2>err

@@ -1,4 +1,5 @@
-/* Unit tests of src/base: size and boolean parsing, environment scanning,
+/* Unit tests of src/base: size and boolean parsing, size and duration
+ * formatting, environment scanning,
  * the register of heaphook's own descriptors. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "base/duration.h"
 #include "base/env.h"
 #include "base/log.h"
 #include "base/own_fd.h"
@@ -31,6 +33,37 @@ static void parse_size_accepts_bytes_and_suffixes(void **state) {
   assert_int_equal(hh__parse_size("2MB", &v), 0), assert_int_equal(v, 2u << 20);
   assert_int_equal(hh__parse_size("1T", &v), 0), assert_int_equal(v, (size_t)1 << 40);
   assert_int_equal(hh__parse_size("100B", &v), 0), assert_int_equal(v, 100);
+}
+
+/* The unit changes where the number would print as 1024.0 or 1000.000
+ * ("1024.0 KiB" for 1048525 bytes, "1000.000 ms" for 999999500 ns before). */
+static void format_size_and_duration_change_unit_before_rounding_up(void **state) {
+  (void)state;
+  char b[32];
+  static const struct {
+    uint64_t n;
+    const char *want;
+  } sizes[] = {{0, "0 B"},
+               {1023, "1023 B"},
+               {1024, "1.0 KiB"},
+               {1536, "1.5 KiB"},
+               {1048524, "1023.9 KiB"},
+               {1048525, "1.0 MiB"},
+               {1048575, "1.0 MiB"},
+               {1048576, "1.0 MiB"},
+               {(uint64_t)1 << 30, "1.0 GiB"},
+               {(uint64_t)1 << 50, "1024.0 TiB"}},
+    times[] = {{0, "0.000 us"},         {999, "0.999 us"},         {999999, "999.999 us"},
+               {1000000, "1.000 ms"},   {999999499, "999.999 ms"}, {999999500, "1.000 s"},
+               {1000000000, "1.000 s"}, {61500000000, "61.500 s"}};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    hh__format_size(b, sizeof b, sizes[i].n);
+    assert_string_equal(b, sizes[i].want);
+  }
+  for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+    hh__format_duration(b, sizeof b, times[i].n);
+    assert_string_equal(b, times[i].want);
+  }
 }
 
 static void parse_size_rejects_what_is_not_a_size(void **state) {
@@ -239,6 +272,7 @@ int main(void) {
       cmocka_unit_test(log_cut_says_so),
       cmocka_unit_test(parse_size_accepts_bytes_and_suffixes),
       cmocka_unit_test(parse_size_rejects_what_is_not_a_size),
+      cmocka_unit_test(format_size_and_duration_change_unit_before_rounding_up),
       cmocka_unit_test(parse_bool_words),
       cmocka_unit_test(env_get_matches_whole_names),
       cmocka_unit_test(own_fd_raised_registered_closed),

@@ -53,14 +53,15 @@
   function fmtBytes(n) {
     if (n < 1024) return n + " B";
     var u = 0, v = n;
-    while (v >= 1024 && u < UNITS.length - 1) { v /= 1024; u++; }
+    /* the next unit from what would show as "1024.0" */
+    while (v >= 1023.95 && u < UNITS.length - 1) { v /= 1024; u++; }
     return v.toFixed(1) + " " + UNITS[u];
   }
 
   function fmtCount(n) { return String(n); }
 
   function fmtTime(ns) {
-    if (ns >= 1e9) return (ns / 1e9).toFixed(3) + " s";
+    if (ns >= 999999500) return (ns / 1e9).toFixed(3) + " s"; /* not "1000.000 ms" */
     if (ns >= 1e6) return (ns / 1e6).toFixed(3) + " ms";
     return (ns / 1e3).toFixed(3) + " us";
   }
@@ -139,9 +140,10 @@
     if (D.sampled) notes.appendChild(el("div", { "class": "note", text: "This trace was sampled" +
       (T.sample_bytes ? " (about one allocation per " + fmtBytes(T.sample_bytes) + ")" : "") + ": numbers are estimates." }));
     if (T.unknown_frees) notes.appendChild(el("div", { "class": "note", text: T.unknown_frees +
-      " frees or reallocs were of blocks the trace never saw allocated (made before recording started, or lost); they are left out." }));
+      (T.unknown_frees === 1 ? " free or realloc was of a block the trace never saw allocated (made before recording started, or lost); it is left out."
+        : " frees or reallocs were of blocks the trace never saw allocated (made before recording started, or lost); they are left out.") }));
     if (T.late_events) notes.appendChild(el("div", { "class": "note", text: T.late_events +
-      " events came too late to be put in time order; the timeline may be slightly off around them." }));
+      (T.late_events === 1 ? " event" : " events") + " came too late to be put in time order; the timeline may be slightly off around them." }));
     if (SITES.length < D.sites_total)
       notes.appendChild(el("div", { "class": "note", id: "sites-capped",
         text: "The trace has " + D.sites_total + " call sites; this page holds the " + SITES.length +
