@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "alloc/next/next_allocator.h"
 #include "base/glibc.h"
 #include "block.h"
 #include "bootstrap.h"
@@ -240,14 +241,14 @@ static void free_as(hh_fn fn, void *ptr) {
   if (unlikely(atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY)) {
     /* Nothing has come from an allocator yet: the block is a bootstrap
      * block or glibc's. */
-    if (!hh__bootstrap_owns(ptr)) __libc_free(ptr);
+    if (!hh__bootstrap_owns(ptr)) hh__below_free(ptr);
     return;
   }
   switch (owner_of(ptr)) {
     case BOOTSTRAP:
       return;
     case FOREIGN:
-      __libc_free(ptr);
+      hh__below_free(ptr);
       return;
     case OWN:
       break;
@@ -341,13 +342,13 @@ static void *realloc_as(hh_fn fn, void *ptr, size_t size) {
   if (unlikely(size > MAX_REQUEST)) return fail(ENOMEM);
   if (unlikely(!hh__start())) {
     if (hh__bootstrap_owns(ptr)) return move_block(fn, ptr, hh__bootstrap_size(ptr), size);
-    return __libc_realloc(ptr, size);
+    return hh__below_realloc(ptr, size);
   }
   switch (owner_of(ptr)) {
     case BOOTSTRAP:
       return move_block(fn, ptr, hh__bootstrap_size(ptr), size);
     case FOREIGN:
-      return __libc_realloc(ptr, size);
+      return hh__below_realloc(ptr, size);
     case OWN:
       break;
   }
@@ -372,12 +373,12 @@ size_t hh__malloc_usable_size(void *ptr) {
   NOTE_CALL(HH_FN_MALLOC_USABLE_SIZE);
   if (ptr == NULL) return 0;
   if (hh__bootstrap_owns(ptr)) return hh__bootstrap_size(ptr);
-  if (atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY) return hh__glibc_usable_size(ptr);
+  if (atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY) return hh__below_usable_size(ptr);
   switch (owner_of(ptr)) {
     case BOOTSTRAP:
       return hh__bootstrap_size(ptr);
     case FOREIGN:
-      return hh__glibc_usable_size(ptr);
+      return hh__below_usable_size(ptr);
     case OWN:
       break;
   }

@@ -5,6 +5,7 @@
  * here with libstdc++'s own new_handler and bad_alloc behaviour intact. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <time.h>
@@ -12,6 +13,7 @@
 
 #include "base/glibc.h"
 #include "base/handlers.h"
+#include "base/log.h"
 #include "block.h"
 #include "bootstrap.h"
 #include "fork_gate.h"
@@ -274,8 +276,40 @@ static void register_stop(void) {
   hh__guard_leave(guard);
 }
 
+/* True when sym lies in this library. */
+static bool in_this_library(void *sym) {
+  Dl_info at, self;
+  return sym != NULL && dladdr(sym, &at) != 0 && dladdr((void *)hh__own_malloc, &self) != 0 &&
+         at.dli_fbase == self.dli_fbase;
+}
+
+/* The program's malloc is not this library's: the program defines one
+ * itself (an allocator linked in statically, as Redis links jemalloc), or
+ * a library preloaded ahead of this one does. None of the program's calls
+ * reach heaphook then, and it says so, once, unless this is a plug-in's
+ * copy of the hook (loaded by libheaphook.so, whose malloc the program
+ * has: no other heaphook library is found first then). */
+static void say_malloc_is_elsewhere(void *def) {
+  if (!in_this_library(dlsym(RTLD_DEFAULT, "hh_allocator_of"))) return;
+  Dl_info at;
+  const ElfW(Sym) *sym = NULL;
+  if (dladdr1(def, &at, (void **)&sym, RTLD_DL_SYMENT) == 0) return;
+  /* A program that takes malloc's address (python3 does) has a stub in its
+   * PLT stand for it, listed as undefined: its calls go on to heaphook. */
+  if (sym == NULL || sym->st_shndx == SHN_UNDEF) return;
+  const char *where = at.dli_fname != NULL && *at.dli_fname != '\0' ? at.dli_fname : "the program itself";
+  hh__log(
+      "malloc is defined ahead of heaphook, in %s: none of the program's allocations reach heaphook (preload "
+      "heaphook first; a program with an allocator linked in statically cannot be followed)",
+      where);
+}
+
 __attribute__((constructor)) static void hh_preload_start(void) {
-  if (dlsym(RTLD_DEFAULT, "malloc") != (void *)hh__own_malloc) return;
+  void *def = dlsym(RTLD_DEFAULT, "malloc");
+  if (def != (void *)hh__own_malloc) {
+    say_malloc_is_elsewhere(def);
+    return;
+  }
   hh__start();
   register_stop();
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "alloc/libc/libc_allocator.h"
+#include "alloc/next/next_allocator.h"
 #include "base/backoff.h"
 #include "base/env.h"
 #include "base/glibc.h"
@@ -202,6 +203,13 @@ static void start_up(void) {
     a = hh__select_allocator();
   else
     a = hh__libc_allocator_get();
+  /* The program's own allocator, when it links one (jemalloc, tcmalloc,
+   * mimalloc): the passthrough forwards to it, not to glibc, and the
+   * blocks another allocator does not own go back to it (api.c). Not in
+   * the tests that link the hook layer: after them come the sanitizers'
+   * interceptors. */
+  const hh_allocator *own = test_setup ? NULL : hh__next_allocator_find();
+  if (own != NULL && a == hh__libc_allocator_get()) a = own;
   check_allocator(a);
   read_options();
   long page = sysconf(_SC_PAGESIZE);
@@ -212,6 +220,14 @@ static void start_up(void) {
   const char *record = test_setup ? test_record : hh__env_get("HEAPHOOK_RECORD");
   if (!test_setup && record == NULL && hh__default_record != NULL) record = hh__default_record;
   place_recorders(record);
+  /* Said where heaphook has a job that C++ allocations going past it
+   * would spoil: recorders, or an allocator in place of the program's. */
+  const char *cxx = test_setup || (hh__rt.n_recorders == 0 && a == own) ? NULL : hh__next_cxx_bypass();
+  if (cxx != NULL)
+    hh__log(
+        "operator new and delete come from %s, which serves them itself, not through malloc: C++ allocations "
+        "(new, delete) do not reach heaphook",
+        cxx);
   hh__fork_gate_register(); /* (after the allocator's and the recorders' fork handlers) */
   keep_stderr();
   atomic_store(&hh__recording, hh__rt.n_recorders > 0);

@@ -1,0 +1,156 @@
+/* The program's own allocator behind the plug-in API (next_allocator.h).
+ *
+ * Every function comes from the one library that defines the malloc after
+ * heaphook's: a block must go back to the allocator that made it, so a
+ * library without (say) its own posix_memalign is refused rather than
+ * have glibc's serve the aligned blocks. */
+#define _GNU_SOURCE
+#include "next_allocator.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "base/glibc.h"
+#include "base/log.h"
+
+typedef void *(*malloc_fn)(size_t);
+typedef void (*free_fn)(void *);
+typedef void *(*calloc_fn)(size_t, size_t);
+typedef void *(*realloc_fn)(void *, size_t);
+typedef int (*posix_memalign_fn)(void **, size_t, size_t);
+typedef size_t (*usable_fn)(void *);
+
+static struct {
+  malloc_fn malloc;
+  free_fn free;
+  calloc_fn calloc;
+  realloc_fn realloc;
+  posix_memalign_fn posix_memalign;
+  usable_fn usable_size;
+} next;
+
+/* Set once every pointer of next is: the hook layer may use them. */
+static atomic_bool found;
+
+/* "libjemalloc.so.2": the library's file name, for reports and
+ * hh_allocator_of. */
+static char name[64];
+
+static void *next_alloc(size_t size, size_t align) {
+  if (align <= HH_MIN_ALIGN) return next.malloc(size);
+  void *p;
+  return next.posix_memalign(&p, align, size) == 0 ? p : NULL;
+}
+
+static void next_dealloc(void *ptr) { next.free(ptr); }
+
+static void *next_alloc_zeroed(size_t size) { return next.calloc(1, size); }
+
+static void *next_realloc(void *ptr, size_t new_size) { return next.realloc(ptr, new_size); }
+
+static size_t next_block_size(void *ptr) { return next.usable_size(ptr); }
+
+static void next_report(int fd) {
+  hh__dprint(fd, "heaphook: the program's own allocator (%s, found after heaphook)\n", name);
+}
+
+static const hh_allocator next_allocator = {
+    .abi = HH_ALLOCATOR_ABI,
+    .name = name,
+    .alloc = next_alloc,
+    .dealloc = next_dealloc,
+    .alloc_zeroed = next_alloc_zeroed,
+    .realloc = next_realloc,
+    .block_size = next_block_size,
+    .report = next_report,
+};
+
+/* The definition of sym after heaphook's, from the library at base: NULL
+ * when that library has none (the lookup went on to another one). */
+static void *from(const char *sym, void *base) {
+  void *fn = dlsym(RTLD_NEXT, sym);
+  Dl_info info;
+  if (fn == NULL || dladdr(fn, &info) == 0 || info.dli_fbase != base) return NULL;
+  return fn;
+}
+
+/* Where libc.so.6 is loaded. Asked of libc.so.6 itself: the names
+ * __libc_malloc & co. may be another allocator's (tcmalloc defines them,
+ * to stand in for glibc's internal calls). */
+static void *libc_base(void) {
+  void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  if (libc == NULL) return NULL;
+  void *m = dlsym(libc, "malloc");
+  Dl_info info;
+  void *base = m != NULL && dladdr(m, &info) != 0 ? info.dli_fbase : NULL;
+  dlclose(libc);
+  return base;
+}
+
+const hh_allocator *hh__next_allocator_find(void) {
+  if (atomic_load(&found)) return &next_allocator;
+  void *m = dlsym(RTLD_NEXT, "malloc");
+  Dl_info info;
+  if (m == NULL || dladdr(m, &info) == 0 || info.dli_fbase == libc_base()) return NULL;
+  /* Another heaphook library preloaded after this one: left alone, as
+   * before there was this lookup (it never starts: its constructor sees
+   * that malloc is not its own). */
+  if (from("hh_allocator_of", info.dli_fbase) != NULL) return NULL;
+  const char *path = info.dli_fname != NULL && *info.dli_fname != '\0' ? info.dli_fname : "the program";
+  const char *slash = strrchr(path, '/');
+  const char *file = slash != NULL ? slash + 1 : path;
+  size_t n = strlen(file) < sizeof name - 1 ? strlen(file) : sizeof name - 1;
+  memcpy(name, file, n);
+  name[n] = '\0';
+  static const char *const needed[] = {"free", "calloc", "realloc", "posix_memalign", "malloc_usable_size"};
+  void *fns[sizeof needed / sizeof needed[0]];
+  for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++) {
+    fns[i] = from(needed[i], info.dli_fbase);
+    if (fns[i] == NULL)
+      hh__die(
+          "malloc comes from %s, which has no %s of its own: heaphook cannot stand in front of it (glibc's "
+          "would be given its blocks)",
+          path, needed[i]);
+  }
+  next.malloc = (malloc_fn)m;
+  next.free = (free_fn)fns[0];
+  next.calloc = (calloc_fn)fns[1];
+  next.realloc = (realloc_fn)fns[2];
+  next.posix_memalign = (posix_memalign_fn)fns[3];
+  next.usable_size = (usable_fn)fns[4];
+  atomic_store(&found, true);
+  return &next_allocator;
+}
+
+const char *hh__next_cxx_bypass(void) {
+  void *op_new = dlsym(RTLD_DEFAULT, "_Znwm");
+  Dl_info info;
+  if (op_new == NULL || dladdr(op_new, &info) == 0 || info.dli_fname == NULL) return NULL;
+  void *lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (lib == NULL) return NULL;
+  /* the library's own malloc, not one found among its dependencies */
+  void *m = dlsym(lib, "malloc");
+  Dl_info at;
+  bool allocator = m != NULL && dladdr(m, &at) != 0 && at.dli_fbase == info.dli_fbase;
+  dlclose(lib);
+  return allocator ? info.dli_fname : NULL;
+}
+
+void hh__below_free(void *ptr) {
+  if (atomic_load_explicit(&found, memory_order_acquire))
+    next.free(ptr);
+  else
+    __libc_free(ptr);
+}
+
+void *hh__below_realloc(void *ptr, size_t size) {
+  return atomic_load_explicit(&found, memory_order_acquire) ? next.realloc(ptr, size)
+                                                            : __libc_realloc(ptr, size);
+}
+
+size_t hh__below_usable_size(void *ptr) {
+  return atomic_load_explicit(&found, memory_order_acquire) ? next.usable_size(ptr)
+                                                            : hh__glibc_usable_size(ptr);
+}

@@ -1,0 +1,34 @@
+/* The program's own allocator, when it is not glibc's: the malloc family
+ * that comes after heaphook in the loader's search order (a jemalloc,
+ * tcmalloc or mimalloc the program links, or one preloaded after
+ * heaphook). heaphook stands in front of it as it stands in front of
+ * glibc, so the program keeps the allocator it was built for. */
+#ifndef HH_ALLOC_NEXT_H
+#define HH_ALLOC_NEXT_H
+
+#include <stddef.h>
+
+#include "heaphook/allocator.h"
+
+/* Looks up the malloc after heaphook's (once, at start-up: dlsym
+ * allocates). NULL when it is glibc's; else the table that forwards to it,
+ * named after the library that defines it. Ends the process with one line
+ * when that library lacks a function heaphook would need from it (glibc's
+ * would then be handed its blocks). */
+const hh_allocator *hh__next_allocator_find(void);
+
+/* When operator new (_Znwm) is defined by a library that also defines
+ * malloc (jemalloc, tcmalloc and mimalloc all do), C++ allocations go to
+ * that library directly, past heaphook's malloc: the library's path, else
+ * NULL (operator new is the C++ runtime's, which calls malloc, or there is
+ * none). */
+const char *hh__next_cxx_bypass(void);
+
+/* Where blocks that are not the chosen allocator's go (hook/api.c,
+ * FOREIGN): to the program's own allocator once hh__next_allocator_find
+ * has found one, else to glibc. */
+void hh__below_free(void *ptr);
+void *hh__below_realloc(void *ptr, size_t size);
+size_t hh__below_usable_size(void *ptr);
+
+#endif

@@ -1,0 +1,67 @@
+/* preload.own_allocator: a program linked with an allocator of its own
+ * (own_alloc.c). Under heaphook every block must still be that
+ * allocator's, and a block it made without malloc must go back to it.
+ *
+ * usage: hh_preload_own_alloc_prog own|other
+ *   own    ordinary blocks are own_alloc's (heaphook stands in front of it)
+ *   other  they are not (HEAPHOOK_ALLOCATOR=tlsf serves them)
+ * Prints what it checked and ends with "N passed, N failed". */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int own_alloc_owns(const void *p);
+long own_alloc_served(void);
+long own_alloc_released(void);
+void *own_alloc_direct(size_t size);
+
+static int passed, failed;
+
+static void check(int ok, const char *what) {
+  if (ok)
+    passed++;
+  else {
+    failed++;
+    printf("FAIL: %s\n", what);
+  }
+}
+
+int main(int argc, char **argv) {
+  int own = argc > 1 && strcmp(argv[1], "own") == 0;
+  void *m = malloc(100);
+  char *c = calloc(10, 10);
+  void *pm = NULL;
+  int rc = posix_memalign(&pm, 256, 1000);
+  void *aa = aligned_alloc(64, 128);
+  char *s = strdup("a string glibc copies");
+  check(m && c && rc == 0 && pm && aa && s, "every allocation succeeds");
+  check(((unsigned long)pm & 255) == 0 && ((unsigned long)aa & 63) == 0, "alignments kept");
+  if (own) {
+    check(own_alloc_owns(m) && own_alloc_owns(c) && own_alloc_owns(pm) && own_alloc_owns(aa),
+          "malloc, calloc, posix_memalign, aligned_alloc are the program's allocator's");
+    check(own_alloc_owns(s), "strdup (glibc's malloc call) is the program's allocator's");
+    check(malloc_usable_size(m) == 100, "malloc_usable_size is the program's allocator's");
+  } else {
+    check(!own_alloc_owns(m) && !own_alloc_owns(pm), "the blocks are another allocator's");
+  }
+  int zero = 1;
+  for (int i = 0; i < 100; i++) zero = zero && c[i] == 0;
+  check(zero, "calloc zeroes");
+  m = realloc(m, 5000);
+  check(m != NULL && (!own || own_alloc_owns(m)), "realloc");
+  free(m);
+  free(c);
+  free(pm);
+  free(aa);
+  free(s);
+  /* made by the allocator's own entry point, freed through the program's
+   * free: it must go back to the allocator, whoever serves malloc */
+  long before = own_alloc_released();
+  void *d = own_alloc_direct(64);
+  free(d);
+  check(own_alloc_released() == before + 1, "a block of the allocator's own entry point goes back to it");
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}

@@ -1,0 +1,111 @@
+#!/bin/bash
+# preload.own_allocator: a program linked with an allocator of its own (as
+# programs link jemalloc, tcmalloc or mimalloc) keeps it under heaphook:
+# with no recorder, traced in full and sampled, with recorders, through
+# libpreloaded_heaptrack.so; under TLSF the allocator's own blocks still go
+# back to it. The messages for what heaphook cannot do: a malloc found
+# ahead of it, an allocator without posix_memalign, C++ allocations that
+# go past it.
+# usage: own_allocator.sh HEAPHOOK_LIB HEAPTRACK_LIB HEAPHOOK_CLI PROG OWN_LIB OWN_LIB_NO_MEMALIGN
+set -u
+heaphook=$1 heaptrack=$2 cli=$3 prog=$4 own=$5 own_no_memalign=$6
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+ok() { echo "ok $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1"; failed=$((failed + 1)); }
+
+# run NAME PRELOAD VAR=VALUE... -- ARGS...: the program, in $work/NAME/
+# ({out,err,rc}), with a clean heaphook environment.
+run() {
+  local name=$1 preload=$2
+  shift 2
+  local vars=()
+  while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+  shift
+  mkdir -p "$work/$name"
+  (cd "$work/$name" && env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
+    -u HEAPHOOK_OUTPUT -u HEAPHOOK_TRACE_SAMPLE LD_PRELOAD="$preload" "${vars[@]}" "$prog" "$@" >out 2>err)
+  echo $? >"$work/$name/rc"
+}
+
+# passes NAME: the program ran its checks and all passed.
+passes() {
+  local d=$work/$1
+  if [ "$(cat "$d/rc")" = 0 ] && grep -qx '[0-9]* passed, 0 failed' "$d/out"; then
+    ok "$1: $(tail -n 1 "$d/out")"
+  else
+    fail "$1: status $(cat "$d/rc"); out: $(cat "$d/out"); err: $(cat "$d/err")"
+  fi
+}
+
+# err_is NAME TEXT: stderr is exactly that line; err_empty NAME.
+err_is() {
+  if [ "$(cat "$work/$1/err")" = "$2" ]; then ok "$1: says: $2"; else fail "$1: stderr: $(cat "$work/$1/err") (want: $2)"; fi
+}
+err_empty() {
+  if [ ! -s "$work/$1/err" ]; then ok "$1: says nothing"; else fail "$1: stderr: $(cat "$work/$1/err")"; fi
+}
+
+cxx_line="heaphook: operator new and delete come from $own, which serves them itself, not through malloc: C++ allocations (new, delete) do not reach heaphook"
+
+run untraced "" -- own
+passes untraced
+
+# 1. heaphook in front of the program's allocator.
+run passthrough "$heaphook" -- own
+passes passthrough
+err_empty passthrough
+run stats "$heaphook" HEAPHOOK_STATS=1 -- own
+passes stats
+err_is stats "heaphook: the program's own allocator (liboh_own_alloc.so, found after heaphook)"
+run counts "$heaphook" HEAPHOOK_RECORD=counts,usage HEAPHOOK_LOG=/dev/null -- own
+passes counts
+err_is counts "$cxx_line"
+
+# 2. Traced, in full and sampled: the program's allocations with exact
+# numbers (5 blocks freed, 1 realloc, stdout's buffer left), and the block
+# of the allocator's own entry point an unknown free (counted among the
+# frees).
+run full "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT=t.hhtrace -- own
+passes full
+err_is full "$cxx_line"
+"$cli" report --json "$work/full/t.hhtrace" >"$work/full.json" 2>"$work/full.report-err"
+want='{"allocations": 6, "frees": 6, "reallocs": 1, "unknown_frees": 1}'
+got=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["totals"]; print(json.dumps({k: t[k] for k in ("allocations", "frees", "reallocs", "unknown_frees")}))' "$work/full.json" 2>&1)
+if [ "$got" = "$want" ]; then ok "full: trace totals $got"; else fail "full: trace totals $got (want $want)"; fi
+run sampled "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=64 HEAPHOOK_OUTPUT=t.hhtrace -- own
+passes sampled
+if "$cli" report "$work/sampled/t.hhtrace" >/dev/null 2>"$work/sampled.report-err"; then
+  ok "sampled: trace reads"
+else
+  fail "sampled: report: $(cat "$work/sampled.report-err")"
+fi
+run heaptrack "$heaptrack" -- own
+passes heaptrack
+if ls "$work"/heaptrack/heaplog.*.hhtrace >/dev/null 2>&1; then ok "heaptrack: heaplog written"; else fail "heaptrack: no heaplog"; fi
+
+# 3. Another allocator in place of the program's: its blocks are TLSF's,
+# and the one the program's allocator made itself goes back to it.
+run tlsf "$heaphook" HEAPHOOK_ALLOCATOR=tlsf -- other
+passes tlsf
+err_is tlsf "$cxx_line"
+
+# 4. What heaphook cannot follow, said in one line: the program's malloc
+# found ahead of heaphook's (the program runs on, unhooked) ...
+run ahead "$own $heaphook" HEAPHOOK_RECORD=counts HEAPHOOK_LOG=/dev/null -- own
+passes ahead
+err_is ahead "heaphook: malloc is defined ahead of heaphook, in $own: none of the program's allocations reach heaphook (preload heaphook first; a program with an allocator linked in statically cannot be followed)"
+# ... and an allocator without a posix_memalign of its own (glibc's would
+# be given its blocks): refused before main.
+run no_memalign "$heaphook $own_no_memalign" -- own
+if [ "$(cat "$work/no_memalign/rc")" = 1 ] && [ ! -s "$work/no_memalign/out" ]; then
+  ok "no_memalign: refused (status 1)"
+else
+  fail "no_memalign: status $(cat "$work/no_memalign/rc"); out: $(cat "$work/no_memalign/out")"
+fi
+err_is no_memalign "heaphook: malloc comes from $own_no_memalign, which has no posix_memalign of its own: heaphook cannot stand in front of it (glibc's would be given its blocks)"
+
+echo "own_allocator: $passed passed, $failed failed"
+[ "$failed" = 0 ]
