@@ -27,6 +27,7 @@ function(heaphook_add_allocator name)
   endif()
   add_library(${name} SHARED ${A_SOURCES}
     ${HEAPHOOK_SOURCE_DIR}/src/hook/entry.c
+    ${HEAPHOOK_SOURCE_DIR}/src/hook/cxx.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/exec.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/dl.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/exit.c

@@ -1,8 +1,9 @@
-/* The exported malloc family: the only symbols of a preload library besides
- * the public API (exports.map). Each one forwards to the hook layer. C++
- * new and delete need no definitions here: libstdc++'s operators call these
- * functions (malloc, aligned_alloc, free), so every form of them arrives
- * here with libstdc++'s own new_handler and bad_alloc behaviour intact. */
+/* The exported malloc family: with C++ operator new and delete (cxx.c),
+ * the only symbols of a preload library besides the public API
+ * (exports.map). Each one forwards to the hook layer. libstdc++'s operator
+ * new and delete call these functions (malloc, aligned_alloc, free), so
+ * every form of them arrives here with libstdc++'s own new_handler and
+ * bad_alloc behaviour intact. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
@@ -20,6 +21,7 @@
 #include "guard.h"
 #include "heaphook/heaphook.h"
 #include "hook.h"
+#include "own.h"
 #include "record/counts.h"
 #include "record/trace/trace.h"
 #include "runtime.h"
@@ -157,13 +159,18 @@ EXPORT void hh_marker(const char *name) {
   hh__guard_leave(guard);
 }
 
-/* This library's own malloc: a hidden alias binds here, where the name
- * malloc binds to the process's first definition. */
+/* This library's own malloc, aligned_alloc and free (own.h): a hidden
+ * alias binds here, where the public name binds to the process's first
+ * definition. */
 #ifdef __clang__
-extern __typeof__(malloc) hh__own_malloc __attribute__((alias("malloc"), visibility("hidden")));
-#else /* (gcc wants malloc's attributes copied) */
-extern __typeof__(malloc) hh__own_malloc __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+#define OWN_ALIAS(own, name) extern __typeof__(name) own __attribute__((alias(#name), visibility("hidden")))
+#else /* (gcc wants the function's attributes copied) */
+#define OWN_ALIAS(own, name) \
+  extern __typeof__(name) own __attribute__((alias(#name), copy(name), visibility("hidden")))
 #endif
+OWN_ALIAS(hh__own_malloc, malloc);
+OWN_ALIAS(hh__own_aligned_alloc, aligned_alloc);
+OWN_ALIAS(hh__own_free, free);
 
 /* Start before main even if nothing allocates, so configuration errors stop
  * the program before it runs; stop the recorders at exit (below). A plug-in

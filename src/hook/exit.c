@@ -22,6 +22,7 @@
 
 #include "base/handlers.h"
 #include "guard.h"
+#include "own.h"
 #include "record/trace/trace.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -85,9 +86,6 @@ static void at_quick_exit_handler(void) {
   hh__trace_before_exit();
   hh__guard_leave(guard);
 }
-
-/* This library's own malloc (entry.c). */
-extern __typeof__(malloc) hh__own_malloc __attribute__((visibility("hidden")));
 
 /* By the copy of the hook that is the process's malloc only, with no
  * library handle, so that it is still there once this library's destructor

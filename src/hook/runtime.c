@@ -220,14 +220,6 @@ static void start_up(void) {
   const char *record = test_setup ? test_record : hh__env_get("HEAPHOOK_RECORD");
   if (!test_setup && record == NULL && hh__default_record != NULL) record = hh__default_record;
   place_recorders(record);
-  /* Said where heaphook has a job that C++ allocations going past it
-   * would spoil: recorders, or an allocator in place of the program's. */
-  const char *cxx = test_setup || (hh__rt.n_recorders == 0 && a == own) ? NULL : hh__next_cxx_bypass();
-  if (cxx != NULL)
-    hh__log(
-        "operator new and delete come from %s, which serves them itself, not through malloc: C++ allocations "
-        "(new, delete) do not reach heaphook",
-        cxx);
   hh__fork_gate_register(); /* (after the allocator's and the recorders' fork handlers) */
   keep_stderr();
   atomic_store(&hh__recording, hh__rt.n_recorders > 0);

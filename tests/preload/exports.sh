@@ -1,5 +1,6 @@
 #!/bin/bash
-# preload.exports: a preload library exports exactly the hooked malloc family,
+# preload.exports: a preload library exports exactly the hooked malloc family
+# (C++ operator new and delete among them, src/hook/cxx.c),
 # the exec family, _exit and daemon (recorders write what they hold before the
 # program image goes), dlclose (the tracer looks at the modules at once), the calls that close or replace descriptors and pipe2 (heaphook's
 # own descriptors stay open: src/hook/fds.c) and
@@ -9,7 +10,12 @@ set -u
 hooked="malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc
 pvalloc malloc_usable_size free_sized free_aligned_sized
 execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit daemon dlclose dl_iterate_phdr
-close close_range closefrom dup2 dup3 pipe2"
+close close_range closefrom dup2 dup3 pipe2
+_Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t _ZnwmSt11align_val_t _ZnamSt11align_val_t
+_ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t
+_ZdlPv _ZdaPv _ZdlPvm _ZdaPvm _ZdlPvRKSt9nothrow_t _ZdaPvRKSt9nothrow_t
+_ZdlPvSt11align_val_t _ZdaPvSt11align_val_t _ZdlPvmSt11align_val_t _ZdaPvmSt11align_val_t
+_ZdlPvSt11align_val_tRKSt9nothrow_t _ZdaPvSt11align_val_tRKSt9nothrow_t"
 api="hh_allocator_of hh_thread_counts hh_marker"
 passed=0
 failed=0

@@ -16,6 +16,9 @@ int own_alloc_owns(const void *p);
 long own_alloc_served(void);
 long own_alloc_released(void);
 void *own_alloc_direct(size_t size);
+/* operator new(size_t) and operator delete(void *), as C++ code calls them */
+void *_Znwm(size_t size);
+void _ZdlPv(void *ptr);
 
 static int passed, failed;
 
@@ -49,6 +52,12 @@ int main(int argc, char **argv) {
   int zero = 1;
   for (int i = 0; i < 100; i++) zero = zero && c[i] == 0;
   check(zero, "calloc zeroes");
+  /* The allocator defines operator new too, and serves it itself: under
+   * heaphook it must still be served (heaphook's operator new, through
+   * its malloc), by whoever serves malloc. */
+  void *n = _Znwm(40);
+  check(n != NULL && (own ? own_alloc_owns(n) : !own_alloc_owns(n)), "operator new");
+  _ZdlPv(n);
   m = realloc(m, 5000);
   check(m != NULL && (!own || own_alloc_owns(m)), "realloc");
   free(m);

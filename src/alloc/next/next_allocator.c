@@ -124,20 +124,6 @@ const hh_allocator *hh__next_allocator_find(void) {
   return &next_allocator;
 }
 
-const char *hh__next_cxx_bypass(void) {
-  void *op_new = dlsym(RTLD_DEFAULT, "_Znwm");
-  Dl_info info;
-  if (op_new == NULL || dladdr(op_new, &info) == 0 || info.dli_fname == NULL) return NULL;
-  void *lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-  if (lib == NULL) return NULL;
-  /* the library's own malloc, not one found among its dependencies */
-  void *m = dlsym(lib, "malloc");
-  Dl_info at;
-  bool allocator = m != NULL && dladdr(m, &at) != 0 && at.dli_fbase == info.dli_fbase;
-  dlclose(lib);
-  return allocator ? info.dli_fname : NULL;
-}
-
 void hh__below_free(void *ptr) {
   if (atomic_load_explicit(&found, memory_order_acquire))
     next.free(ptr);

@@ -17,13 +17,6 @@
  * would then be handed its blocks). */
 const hh_allocator *hh__next_allocator_find(void);
 
-/* When operator new (_Znwm) is defined by a library that also defines
- * malloc (jemalloc, tcmalloc and mimalloc all do), C++ allocations go to
- * that library directly, past heaphook's malloc: the library's path, else
- * NULL (operator new is the C++ runtime's, which calls malloc, or there is
- * none). */
-const char *hh__next_cxx_bypass(void);
-
 /* Where blocks that are not the chosen allocator's go (hook/api.c,
  * FOREIGN): to the program's own allocator once hh__next_allocator_find
  * has found one, else to glibc. */

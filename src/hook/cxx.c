@@ -1,0 +1,232 @@
+/* C++ operator new and delete, every form (the Itanium C++ ABI's names,
+ * written in C as mimalloc writes its overrides).
+ *
+ * Most programs get them from the C++ runtime (libstdc++), whose operators
+ * call malloc, aligned_alloc and free: heaphook then sees every C++
+ * allocation without them, and these definitions only jump on to the
+ * runtime's, so that the call stacks, the new_handler and bad_alloc stay
+ * the runtime's own. But jemalloc, tcmalloc and mimalloc define the
+ * operators themselves and serve them without calling malloc: a program
+ * linked with one of them made its C++ allocations past heaphook, unseen
+ * by the tracer and never served by TLSF. When the operator new after this
+ * library's comes from a library that also defines malloc, these
+ * definitions serve every form through heaphook's malloc family instead,
+ * as libstdc++ does: the new_handler loop, std::bad_alloc thrown through
+ * libstdc++'s std::__throw_bad_alloc.
+ *
+ * Not reachable from malloc: these may call dlsym (the choice, made at the
+ * first call) and the program's new_handler. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "base/log.h"
+#include "guard.h"
+#include "own.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define likely(x) __builtin_expect(!!(x), 1)
+
+/* The forms, in the order of names[]. */
+enum op {
+  NEW,
+  NEW_ARRAY,
+  NEW_NOTHROW,
+  NEW_ARRAY_NOTHROW,
+  NEW_ALIGNED,
+  NEW_ARRAY_ALIGNED,
+  NEW_ALIGNED_NOTHROW,
+  NEW_ARRAY_ALIGNED_NOTHROW,
+  DELETE,
+  DELETE_ARRAY,
+  DELETE_SIZED,
+  DELETE_ARRAY_SIZED,
+  DELETE_NOTHROW,
+  DELETE_ARRAY_NOTHROW,
+  DELETE_ALIGNED,
+  DELETE_ARRAY_ALIGNED,
+  DELETE_SIZED_ALIGNED,
+  DELETE_ARRAY_SIZED_ALIGNED,
+  DELETE_ALIGNED_NOTHROW,
+  DELETE_ARRAY_ALIGNED_NOTHROW,
+  N_OPS
+};
+
+static const char *const names[N_OPS] = {
+    "_Znwm",
+    "_Znam",
+    "_ZnwmRKSt9nothrow_t",
+    "_ZnamRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t",
+    "_ZnamSt11align_val_t",
+    "_ZnwmSt11align_val_tRKSt9nothrow_t",
+    "_ZnamSt11align_val_tRKSt9nothrow_t",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+    "_ZdlPvRKSt9nothrow_t",
+    "_ZdaPvRKSt9nothrow_t",
+    "_ZdlPvSt11align_val_t",
+    "_ZdaPvSt11align_val_t",
+    "_ZdlPvmSt11align_val_t",
+    "_ZdaPvmSt11align_val_t",
+    "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+    "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+};
+
+enum { UNDECIDED, FORWARD, SERVE };
+
+/* The definitions after this library's (FORWARD); set before way is. */
+static void *next_op[N_OPS];
+static atomic_int way;
+
+/* True when the library that defines fn also defines malloc. */
+static bool from_an_allocator(void *fn) {
+  Dl_info info;
+  if (dladdr(fn, &info) == 0 || info.dli_fname == NULL) return false;
+  void *lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (lib == NULL) return false;
+  void *m = dlsym(lib, "malloc"); /* (the library's own, or its dependencies') */
+  Dl_info at;
+  bool own = m != NULL && dladdr(m, &at) != 0 && at.dli_fbase == info.dli_fbase;
+  dlclose(lib);
+  return own;
+}
+
+/* FORWARD or SERVE, decided at the first call: SERVE when the next
+ * operator new is an allocator's, or when there is none (a C program whose
+ * C++ runtime came with a library loaded RTLD_LOCAL: the operators bind
+ * here first all the same). */
+static int decide(void) {
+  int w = atomic_load_explicit(&way, memory_order_acquire);
+  if (likely(w != UNDECIDED)) return w;
+  /* (what the loader allocates for the look-ups is heaphook's, not the
+   * program's: the recorders do not hear of it) */
+  hh_guard guard = hh__guard_enter();
+  for (int i = 0; i < N_OPS; i++) next_op[i] = dlsym(RTLD_NEXT, names[i]);
+  w = next_op[NEW] != NULL && !from_an_allocator(next_op[NEW]) ? FORWARD : SERVE;
+  hh__guard_leave(guard);
+  atomic_store_explicit(&way, w, memory_order_release);
+  return w;
+}
+
+/* The definition to jump to, or NULL to serve the call here. */
+static inline void *forward(enum op op) { return decide() == FORWARD ? next_op[op] : NULL; }
+
+typedef void (*new_handler)(void);
+
+/* What libstdc++'s operator new does when malloc fails: the program's
+ * new_handler, if it has set one, then try again; else std::bad_alloc
+ * (nothrow: NULL). The handler may throw: the exception passes through
+ * these frames (C code has unwind tables on x86-64), though a nothrow
+ * form then does not turn it into NULL as libstdc++'s would. */
+static bool out_of_memory(bool nothrow) {
+  new_handler (*get)(void) = (new_handler(*)(void))dlsym(RTLD_DEFAULT, "_ZSt15get_new_handlerv");
+  new_handler h = get != NULL ? get() : NULL;
+  if (h != NULL) {
+    h();
+    return true;
+  }
+  if (nothrow) return false;
+  void (*throw_bad_alloc)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZSt17__throw_bad_allocv");
+  if (throw_bad_alloc != NULL) throw_bad_alloc();
+  hh__log("operator new: out of memory, and no C++ runtime to throw std::bad_alloc");
+  abort();
+}
+
+static void *serve_new(size_t size, bool nothrow) {
+  if (size == 0) size = 1;
+  for (;;) {
+    void *p = hh__own_malloc(size);
+    if (likely(p != NULL) || !out_of_memory(nothrow)) return p;
+  }
+}
+
+/* As libstdc++'s: aligned_alloc of the size rounded up to the alignment
+ * (C11's rule for aligned_alloc), at least that of a pointer. */
+static void *serve_new_aligned(size_t size, size_t align, bool nothrow) {
+  if (align < sizeof(void *)) align = sizeof(void *);
+  if (size == 0) size = 1;
+  size_t rounded = (size + align - 1) & ~(align - 1);
+  if (rounded < size) rounded = size; /* (overflow: aligned_alloc fails on it) */
+  for (;;) {
+    void *p = hh__own_aligned_alloc(align, rounded);
+    if (likely(p != NULL) || !out_of_memory(nothrow)) return p;
+  }
+}
+
+typedef void *(*new_fn)(size_t);
+typedef void *(*new_nothrow_fn)(size_t, const void *);
+typedef void *(*new_aligned_fn)(size_t, size_t);
+typedef void *(*new_aligned_nothrow_fn)(size_t, size_t, const void *);
+typedef void (*delete_fn)(void *);
+typedef void (*delete_sized_fn)(void *, size_t);
+typedef void (*delete_nothrow_fn)(void *, const void *);
+typedef void (*delete_aligned_fn)(void *, size_t);
+typedef void (*delete_sized_aligned_fn)(void *, size_t, size_t);
+typedef void (*delete_aligned_nothrow_fn)(void *, size_t, const void *);
+
+/* std::nothrow_t and std::align_val_t pass as a pointer and a size_t. */
+#define DEFINE_NEW(name, op)                                   \
+  EXPORT void *name(size_t size) {                             \
+    new_fn next = (new_fn)forward(op);                         \
+    return next != NULL ? next(size) : serve_new(size, false); \
+  }
+#define DEFINE_NEW_NOTHROW(name, op)                              \
+  EXPORT void *name(size_t size, const void *nt) {                \
+    new_nothrow_fn next = (new_nothrow_fn)forward(op);            \
+    return next != NULL ? next(size, nt) : serve_new(size, true); \
+  }
+#define DEFINE_NEW_ALIGNED(name, op)                                                 \
+  EXPORT void *name(size_t size, size_t align) {                                     \
+    new_aligned_fn next = (new_aligned_fn)forward(op);                               \
+    return next != NULL ? next(size, align) : serve_new_aligned(size, align, false); \
+  }
+#define DEFINE_NEW_ALIGNED_NOTHROW(name, op)                                            \
+  EXPORT void *name(size_t size, size_t align, const void *nt) {                        \
+    new_aligned_nothrow_fn next = (new_aligned_nothrow_fn)forward(op);                  \
+    return next != NULL ? next(size, align, nt) : serve_new_aligned(size, align, true); \
+  }
+
+DEFINE_NEW(_Znwm, NEW)
+DEFINE_NEW(_Znam, NEW_ARRAY)
+DEFINE_NEW_NOTHROW(_ZnwmRKSt9nothrow_t, NEW_NOTHROW)
+DEFINE_NEW_NOTHROW(_ZnamRKSt9nothrow_t, NEW_ARRAY_NOTHROW)
+DEFINE_NEW_ALIGNED(_ZnwmSt11align_val_t, NEW_ALIGNED)
+DEFINE_NEW_ALIGNED(_ZnamSt11align_val_t, NEW_ARRAY_ALIGNED)
+DEFINE_NEW_ALIGNED_NOTHROW(_ZnwmSt11align_val_tRKSt9nothrow_t, NEW_ALIGNED_NOTHROW)
+DEFINE_NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t, NEW_ARRAY_ALIGNED_NOTHROW)
+
+/* Every delete is a free once served here (the size and the alignment are
+ * the block's own; glibc's free needs neither). */
+#define DEFINE_DELETE(name, op, type, params, args) \
+  EXPORT void name params {                         \
+    type next = (type)forward(op);                  \
+    if (next != NULL)                               \
+      next args;                                    \
+    else                                            \
+      hh__own_free(ptr);                            \
+  }
+
+DEFINE_DELETE(_ZdlPv, DELETE, delete_fn, (void *ptr), (ptr))
+DEFINE_DELETE(_ZdaPv, DELETE_ARRAY, delete_fn, (void *ptr), (ptr))
+DEFINE_DELETE(_ZdlPvm, DELETE_SIZED, delete_sized_fn, (void *ptr, size_t size), (ptr, size))
+DEFINE_DELETE(_ZdaPvm, DELETE_ARRAY_SIZED, delete_sized_fn, (void *ptr, size_t size), (ptr, size))
+DEFINE_DELETE(_ZdlPvRKSt9nothrow_t, DELETE_NOTHROW, delete_nothrow_fn, (void *ptr, const void *nt), (ptr, nt))
+DEFINE_DELETE(_ZdaPvRKSt9nothrow_t, DELETE_ARRAY_NOTHROW, delete_nothrow_fn, (void *ptr, const void *nt),
+              (ptr, nt))
+DEFINE_DELETE(_ZdlPvSt11align_val_t, DELETE_ALIGNED, delete_aligned_fn, (void *ptr, size_t align),
+              (ptr, align))
+DEFINE_DELETE(_ZdaPvSt11align_val_t, DELETE_ARRAY_ALIGNED, delete_aligned_fn, (void *ptr, size_t align),
+              (ptr, align))
+DEFINE_DELETE(_ZdlPvmSt11align_val_t, DELETE_SIZED_ALIGNED, delete_sized_aligned_fn,
+              (void *ptr, size_t size, size_t align), (ptr, size, align))
+DEFINE_DELETE(_ZdaPvmSt11align_val_t, DELETE_ARRAY_SIZED_ALIGNED, delete_sized_aligned_fn,
+              (void *ptr, size_t size, size_t align), (ptr, size, align))
+DEFINE_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, DELETE_ALIGNED_NOTHROW, delete_aligned_nothrow_fn,
+              (void *ptr, size_t align, const void *nt), (ptr, align, nt))
+DEFINE_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, DELETE_ARRAY_ALIGNED_NOTHROW, delete_aligned_nothrow_fn,
+              (void *ptr, size_t align, const void *nt), (ptr, align, nt))

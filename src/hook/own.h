@@ -1,0 +1,13 @@
+/* This library's own exported functions under hidden names (entry.c):
+ * a call by these names binds here, where a call by the public names binds
+ * to the process's first definition. */
+#ifndef HH_HOOK_OWN_H
+#define HH_HOOK_OWN_H
+
+#include <stddef.h>
+
+void *hh__own_malloc(size_t size) __attribute__((visibility("hidden")));
+void *hh__own_aligned_alloc(size_t align, size_t size) __attribute__((visibility("hidden")));
+void hh__own_free(void *ptr) __attribute__((visibility("hidden")));
+
+#endif
