@@ -77,11 +77,11 @@ static const char *const names[N_OPS] = {
     "_ZdaPvSt11align_val_tRKSt9nothrow_t",
 };
 
-enum { UNDECIDED, FORWARD, SERVE };
-
-/* The definitions after this library's (FORWARD); set before way is. */
-static void *next_op[N_OPS];
-static atomic_int way;
+/* The definition after this library's for each form, while the calls go
+ * on to the C++ runtime's; NULL until the choice is made, and for good
+ * when the forms are served here. One load on the way through. */
+static _Atomic(void *) next_op[N_OPS];
+static atomic_bool decided;
 
 /* True when the library that defines fn also defines malloc. */
 static bool from_an_allocator(void *fn) {
@@ -96,25 +96,33 @@ static bool from_an_allocator(void *fn) {
   return own;
 }
 
-/* FORWARD or SERVE, decided at the first call: SERVE when the next
- * operator new is an allocator's, or when there is none (a C program whose
- * C++ runtime came with a library loaded RTLD_LOCAL: the operators bind
- * here first all the same). */
-static int decide(void) {
-  int w = atomic_load_explicit(&way, memory_order_acquire);
-  if (likely(w != UNDECIDED)) return w;
-  /* (what the loader allocates for the look-ups is heaphook's, not the
-   * program's: the recorders do not hear of it) */
-  hh_guard guard = hh__guard_enter();
-  for (int i = 0; i < N_OPS; i++) next_op[i] = dlsym(RTLD_NEXT, names[i]);
-  w = next_op[NEW] != NULL && !from_an_allocator(next_op[NEW]) ? FORWARD : SERVE;
-  hh__guard_leave(guard);
-  atomic_store_explicit(&way, w, memory_order_release);
-  return w;
+/* Made at the first call that finds no next definition: the calls go on
+ * to the definitions after this library's, unless the next operator new
+ * is an allocator's, or there is none (a C program whose C++ runtime came
+ * with a library loaded RTLD_LOCAL: the operators bind here first all the
+ * same). Returns the next definition of op to jump to, or NULL to serve
+ * the call here. */
+static __attribute__((noinline, cold)) void *decide(enum op op) {
+  if (!atomic_load_explicit(&decided, memory_order_acquire)) {
+    /* (what the loader allocates for the look-ups is heaphook's, not the
+     * program's: the recorders do not hear of it) */
+    hh_guard guard = hh__guard_enter();
+    void *found[N_OPS];
+    for (int i = 0; i < N_OPS; i++) found[i] = dlsym(RTLD_NEXT, names[i]);
+    bool forward = found[NEW] != NULL && !from_an_allocator(found[NEW]);
+    hh__guard_leave(guard);
+    for (int i = 0; forward && i < N_OPS; i++)
+      atomic_store_explicit(&next_op[i], found[i], memory_order_relaxed);
+    atomic_store_explicit(&decided, true, memory_order_release);
+  }
+  return atomic_load_explicit(&next_op[op], memory_order_relaxed);
 }
 
 /* The definition to jump to, or NULL to serve the call here. */
-static inline void *forward(enum op op) { return decide() == FORWARD ? next_op[op] : NULL; }
+static inline void *forward(enum op op) {
+  void *next = atomic_load_explicit(&next_op[op], memory_order_relaxed);
+  return likely(next != NULL) ? next : decide(op);
+}
 
 typedef void (*new_handler)(void);
 
