@@ -213,13 +213,26 @@ static uint64_t function_id(enc *e, const hh_frame *f) {
   return e->nfunctions;
 }
 
-static uint64_t mapping_of(const enc *e, uint64_t ip) {
+static bool module_has(const hh_trace_module *m, uint64_t ip) {
+  for (uint32_t s = 0; s < m->nsegments; s++)
+    if (ip >= m->segments[s].start && ip - m->segments[s].start < m->segments[s].size) return true;
+  return false;
+}
+
+/* The Mapping of frame f: the module the symbolizer found it in (its path
+ * and load bias), among those mapped at its address over the run; failing
+ * that, the latest mapped there. (By address alone, a library unloaded
+ * with dlclose gave its frames to the one loaded later at its address.) */
+static uint64_t mapping_of(const enc *e, const hh_frame *f) {
+  uint64_t any = 0;
   for (size_t i = e->nmodules; i-- > 0;) {
     const hh_trace_module *m = e->modules[i];
-    for (uint32_t s = 0; s < m->nsegments; s++)
-      if (ip >= m->segments[s].start && ip - m->segments[s].start < m->segments[s].size) return i + 1;
+    if (!module_has(m, f->ip)) continue;
+    if (f->module && f->ip - f->module_offset == m->base && strcmp(f->module, m->path ? m->path : "") == 0)
+      return i + 1;
+    if (!any) any = i + 1;
   }
-  return 0;
+  return any;
 }
 
 /* The Location of frames[0..n) (one address: inlined frames, then the
@@ -241,7 +254,7 @@ static uint64_t location_id(enc *e, const hh_frame *const *frames, size_t n) {
   for (size_t i = 0; i < n; i++) fids[i] = function_id(e, frames[i]);
   pb *m = &e->sub;
   pb_uint(m, 1, id);
-  pb_uint(m, 2, mapping_of(e, frames[0]->ip));
+  pb_uint(m, 2, mapping_of(e, frames[0]));
   pb_uint(m, 3, frames[0]->ip);
   for (size_t i = 0; i < n; i++) {
     pb_uint(&e->lines, 1, fids[i]);

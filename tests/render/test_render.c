@@ -395,6 +395,54 @@ static void pprof_profile_decodes(void **state) {
   assert_string_equal(strings[comment], "prog --flag");
 }
 
+/* A library unloaded (dlclose) and another loaded later at its address:
+ * the frames recorded while the first was there are the first's (the
+ * symbolizer says which: hh_frame's module and load bias). By address
+ * alone they were all given to the later library's Mapping. */
+static void pprof_location_keeps_its_module_when_another_reused_the_address(void **state) {
+  fixture *f = *state;
+  hh_trace_segment segs[] = {{0x400000, 0x1000, 0}, {0x401000, 0x2000, 0x1000}};
+  hh_trace_module mod = {.index = 0,
+                         .base = 0x400000, /* (the frames' ip - module_offset) */
+                         .path = MOD,
+                         .build_id = "abcd",
+                         .nsegments = 2,
+                         .segments = segs,
+                         .load_epoch = 0,
+                         .unload_epoch = 1};
+  hh_trace_module later = {.index = 1,
+                           .base = 0x400000,
+                           .path = "/opt/prog/lib/later.so",
+                           .build_id = "ef01",
+                           .nsegments = 2,
+                           .segments = segs,
+                           .load_epoch = 1,
+                           .unload_epoch = UINT32_MAX};
+  const hh_trace_module *mods[] = {&mod, &later};
+  uint8_t *data;
+  size_t size;
+  assert_int_equal(hh_pprof_encode(&f->p, mods, 2, "prog", &data, &size), 0);
+  const uint8_t *p = data, *end = data + size;
+  field fl;
+  size_t with_address = 0;
+  while (next_field(&p, end, &fl)) {
+    if (fl.num != 4) continue;
+    const uint8_t *q = fl.p;
+    field lf;
+    uint64_t address = 0, mapping = 0;
+    while (next_field(&q, fl.p + fl.len, &lf)) {
+      if (lf.num == 2) mapping = lf.v;
+      if (lf.num == 3) address = lf.v;
+    }
+    /* (f_odd is in no module: the symbolizer found none there) */
+    if (address < 0x400000 || address >= 0x403000 || address == f_odd.ip) continue;
+    with_address++;
+    assert_int_equal(mapping, 1); /* MOD's, not later.so's (2) */
+  }
+  free(data);
+  assert_true(with_address >= 8);
+}
+
 static void pprof_file_is_gzipped(void **state) {
   fixture *f = *state;
   char path[] = "/tmp/hh_render_XXXXXX";
@@ -705,6 +753,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(massif_snapshots_and_trees, setup, teardown),
       cmocka_unit_test_setup_teardown(massif_threshold_gathers_small_sites, setup, teardown),
       cmocka_unit_test_setup_teardown(pprof_profile_decodes, setup, teardown),
+      cmocka_unit_test_setup_teardown(pprof_location_keeps_its_module_when_another_reused_the_address, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(pprof_file_is_gzipped, setup, teardown),
       cmocka_unit_test_setup_teardown(speedscope_profiles_and_weights, setup, teardown),
       cmocka_unit_test(chart_formats_by_extension),
