@@ -224,8 +224,9 @@ static void text_report(const ctx *c, const char *path) {
     char label[80];
     histogram_label(label, sizeof label, k);
     int bar = (int)((a->histogram.count[k] * 30 + maxc - 1) / maxc);
-    fprintf(out, "  %-*s %10" PRIu64 " allocations  %-30.*s  ", width, label, a->histogram.count[k], bar,
-            "##############################");
+    /* (the word padded to its plural's width: the bars stay in line) */
+    fprintf(out, "  %-*s %10" PRIu64 " %-11s  %-30.*s  ", width, label, a->histogram.count[k],
+            a->histogram.count[k] == 1 ? "allocation" : "allocations", bar, "##############################");
     put_bytes(out, a->histogram.bytes[k]);
     fputc('\n', out);
   }

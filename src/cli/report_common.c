@@ -93,7 +93,7 @@ void hh_report_text_stack(FILE *out, hh_symbolizer *sym, const hh_reader *r, uin
     hh_report_put_frame(out, f[i]);
     fputc('\n', out);
   }
-  if (show < n) fprintf(out, "        ... %zu more frames\n", n - show);
+  if (show < n) fprintf(out, "        ... %zu more frame%s\n", n - show, n - show == 1 ? "" : "s");
 }
 
 char *hh_report_site_key(hh_symbolizer *sym, const hh_reader *r, uint64_t stack) {

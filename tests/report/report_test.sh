@@ -126,6 +126,16 @@ eq("histogram 8192..", (h[8192]["allocations"], h[8192]["bytes"]), (5, 50000))
       fail "text report differs from golden/report_prog.txt (diff above; raw output in $work/raw.txt)"
     fi
     ;;
+  text_singular)
+    # counts of one in the singular: a histogram bucket of one allocation
+    # (its bar still in line with the others'), one frame left out of a stack
+    run_prog t.hhtrace 1 grow 1
+    "$hh" report --frames 4 t.hhtrace >r.txt 2>err
+    expect_rc 0 $? "report"
+    grep -qx '        \.\.\. 1 more frame' r.txt || { fail "r.txt lacks '... 1 more frame'"; cat r.txt >&2; }
+    expect_in r.txt "  512 - 1023 B                  1 allocation   #"
+    if grep -q ' 1 allocations\| 1 more frames' r.txt; then fail "r.txt says a count of one in the plural"; fi
+    ;;
   diff_leaks)
     run_prog a.hhtrace 3
     run_prog b.hhtrace 5
