@@ -30,14 +30,18 @@ static char *sample_path(const hh_profile_sample *s) {
   char *path = malloc(cap);
   if (!path) return NULL;
   path[0] = 0;
-  char name[NAME_MAX_LEN];
   for (size_t i = s->nframes; i-- > 0;) {
-    hh_frame_name(s->frames[i], name, sizeof name);
+    char *name = hh_frame_name_dup(s->frames[i]);
+    if (!name) {
+      free(path);
+      return NULL;
+    }
     size_t n = strlen(name);
     if (len + n + 2 > cap) {
       while (len + n + 2 > cap) cap *= 2;
       char *grown = realloc(path, cap);
       if (!grown) {
+        free(name);
         free(path);
         return NULL;
       }
@@ -46,6 +50,7 @@ static char *sample_path(const hh_profile_sample *s) {
     if (len) path[len++] = ';';
     memcpy(path + len, name, n + 1);
     len += n;
+    free(name);
   }
   return path;
 }
@@ -159,7 +164,6 @@ static int tree_build(ftree *t, const hh_profile *p, hh_cost cost) {
   t->nodes[0] = (fnode){.name = strdup("all")};
   t->n = 1;
   if (!t->nodes[0].name) return -1;
-  char name[NAME_MAX_LEN];
   for (size_t i = 0; i < p->nsamples; i++) {
     const hh_profile_sample *s = &p->samples[i];
     uint64_t c = hh_site_cost(s->site, cost);
@@ -167,7 +171,10 @@ static int tree_build(ftree *t, const hh_profile *p, hh_cost cost) {
     size_t node = 0;
     t->nodes[0].cost += c;
     for (size_t f = s->nframes; f-- > 0;) {
-      node = tree_child(t, node, hh_frame_name(s->frames[f], name, sizeof name));
+      char *name = hh_frame_name_dup(s->frames[f]);
+      if (!name) return -1;
+      node = tree_child(t, node, name);
+      free(name);
       if (node == (size_t)-1) return -1;
       t->nodes[node].cost += c;
     }

@@ -87,8 +87,10 @@ static int by_bytes_desc(const void *x, const void *y) {
 }
 
 static void put_frame(FILE *out, const hh_frame *f) {
-  char name[1024], safe[4096 + 1];
-  fprintf(out, " 0x%" PRIX64 ": %s", f->ip, f->function ? hh_frame_name(f, name, sizeof name) : "???");
+  char safe[4096 + 1];
+  char *name = f->function ? hh_frame_name_dup(f) : NULL;
+  fprintf(out, " 0x%" PRIX64 ": %s", f->ip, name ? name : "???");
+  free(name);
   /* (escaped: a newline in a file's name broke the tree's line in two) */
   if (f->file)
     fprintf(out, " (%s:%" PRIu32 ")", hh_text_safe(hh_basename(f->file), safe, sizeof safe), f->line);

@@ -189,8 +189,13 @@ static uint64_t str_id_valid(enc *e, const char *s) {
 
 /* A Function for (name, file), keyed by the two string ids. */
 static uint64_t function_id(enc *e, const hh_frame *f) {
-  char name[1024];
-  uint64_t name_id = str_id(e, hh_frame_name(f, name, sizeof name));
+  char *name = hh_frame_name_dup(f);
+  if (!name) {
+    e->oom = true;
+    return 0;
+  }
+  uint64_t name_id = str_id(e, name);
+  free(name);
   uint64_t file_id = str_id(e, f->file);
   table *t = &e->functions;
   if (2 * (t->n + 1) > t->nslots && table_grow(t, false) != 0) {

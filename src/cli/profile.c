@@ -24,6 +24,18 @@ const char *hh_frame_name(const hh_frame *f, char *buf, size_t size) {
   return buf;
 }
 
+char *hh_frame_name_dup(const hh_frame *f) {
+  size_t size;
+  if (f->function)
+    size = strlen(f->function) + 1;
+  else if (f->module)
+    size = strlen(hh_basename(f->module)) + sizeof "+0x" + 16;
+  else
+    size = sizeof "0x" + 16;
+  char *buf = malloc(size);
+  return buf ? (char *)hh_frame_name(f, buf, size) : NULL;
+}
+
 const char *hh_trace_note(const hh_analysis *a, char *buf, size_t size) {
   if (a->status == HH_READ_OK) return NULL;
   snprintf(buf, size, "%s: %s", a->status == HH_READ_NO_END ? "warning" : "error",

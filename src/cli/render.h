@@ -62,6 +62,12 @@ const char *hh_sampled_note(const hh_analysis *a, char *buf, size_t size);
  * module's file name), else "0xADDRESS". Characters that would break the
  * formats (';', control characters, '#' for massif) are replaced by '_'. */
 const char *hh_frame_name(const hh_frame *f, char *buf, size_t size);
+/* The same name whole, however long, in a string of its own (malloc'd; NULL
+ * when out of memory). What names a frame in a file, or tells two frames
+ * apart, takes this one: a C++ template's demangled name runs to thousands
+ * of bytes, its member's own name at the end, and two names cut at 1023
+ * bytes (where hh_frame_name's callers cut them) were one function. */
+char *hh_frame_name_dup(const hh_frame *f);
 /* The file name of a path (after the last '/'). */
 const char *hh_basename(const char *path);
 

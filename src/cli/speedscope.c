@@ -56,22 +56,29 @@ static bool is_frame(const void *keys, size_t i, const void *key) {
 
 /* The index of frame f; (size_t)-1 when out of memory. */
 static size_t frame_index(frames *t, const hh_frame *f) {
-  char name[1024];
-  hh_frame_name(f, name, sizeof name);
-  if (hh_slots_fit(&t->index, t->n, 256, 0, frame_hash, t->keys) != 0) return (size_t)-1;
+  char *name = hh_frame_name_dup(f);
+  if (!name) return (size_t)-1;
+  if (hh_slots_fit(&t->index, t->n, 256, 0, frame_hash, t->keys) != 0) {
+    free(name);
+    return (size_t)-1;
+  }
   size_t *slot =
       hh_slots_find(&t->index, key_hash(name, f->file), is_frame, t->keys, &(frame_key){name, f->file});
-  if (*slot) return *slot - 1;
+  if (*slot) {
+    free(name);
+    return *slot - 1;
+  }
   if (t->n == t->cap) {
     size_t cap = t->cap ? 2 * t->cap : 256;
     frame_key *grown = realloc(t->keys, cap * sizeof *grown);
-    if (!grown) return (size_t)-1;
+    if (!grown) {
+      free(name);
+      return (size_t)-1;
+    }
     t->keys = grown;
     t->cap = cap;
   }
-  char *copy = strdup(name);
-  if (!copy) return (size_t)-1;
-  t->keys[t->n] = (frame_key){copy, f->file};
+  t->keys[t->n] = (frame_key){name, f->file};
   *slot = t->n + 1;
   return t->n++;
 }

@@ -175,6 +175,74 @@ static void frame_names_without_function(void **state) {
   assert_string_equal(hh_frame_name(&nowhere, buf, sizeof buf), "0xdead");
 }
 
+/* C++ templates' demangled names run to thousands of bytes, the member's
+ * own name at the end: two such functions of one class were one frame
+ * (their names cut at 1023 bytes) in the collapsed stacks, the flame
+ * graph, massif's tree, pprof's functions and speedscope's frames. */
+#define LONG_CLASS_LEN 1500
+static char long_class[LONG_CLASS_LEN + 32], long_first[LONG_CLASS_LEN + 32],
+    long_second[LONG_CLASS_LEN + 32];
+static hh_frame f_first = {0x401600, long_first, "/src/prog.cc", 40, MOD, 0x1600, false, false};
+static hh_frame f_second = {0x401700, long_second, "/src/prog.cc", 50, MOD, 0x1700, false, false};
+
+static size_t long_frames(void *arg, uint64_t stack, const hh_frame **out, size_t max) {
+  (void)arg;
+  const hh_frame *s[] = {stack == 1 ? &f_first : &f_second, stack == 1 ? &f_main30 : &f_main31, &f_start};
+  size_t n = max < 3 ? max : 3;
+  memcpy(out, s, n * sizeof *out);
+  return n;
+}
+
+static void long_names_kept_whole_in_every_format(void **state) {
+  fixture *f = *state;
+  memset(long_class, 'T', LONG_CLASS_LEN);
+  long_class[LONG_CLASS_LEN] = 0;
+  strcat(strcpy(long_first, long_class), "::first()");
+  strcat(strcpy(long_second, long_class), "::second()");
+  hh_site two[] = {{1, 1, 100, 0, 100, 1, 100, 1}, {2, 1, 200, 0, 200, 1, 200, 1}};
+  hh_analysis a = fake_analysis();
+  a.sites = two;
+  a.nsites = 2;
+  a.peak_bytes = 300;
+  a.leaked_bytes = 300;
+  hh_profile p;
+  assert_int_equal(hh_profile_build(&p, &a, long_frames, NULL), 0);
+  char want[4 * LONG_CLASS_LEN];
+
+  assert_int_equal(hh_write_collapsed(f->out, &p, HH_COST_ALLOCATIONS), 0);
+  snprintf(want, sizeof want, "_start;main;%s 1\n_start;main;%s 1\n", long_first, long_second);
+  assert_string_equal(text_of(f), want);
+
+  rewind(f->out);
+  assert_int_equal(hh_write_flame_svg(f->out, &p, HH_COST_PEAK, "t"), 0);
+  snprintf(want, sizeof want, "<title>%s (100 bytes, ", long_first);
+  assert_non_null(strstr(text_of(f), want));
+  snprintf(want, sizeof want, "<title>%s (200 bytes, ", long_second);
+  assert_non_null(strstr(text_of(f), want));
+
+  rewind(f->out);
+  assert_int_equal(hh_write_massif(f->out, &p, "x", 0), 0);
+  snprintf(want, sizeof want, ": %s (prog.cc:40)\n", long_first);
+  assert_non_null(strstr(text_of(f), want));
+  snprintf(want, sizeof want, ": %s (prog.cc:50)\n", long_second);
+  assert_non_null(strstr(text_of(f), want));
+
+  rewind(f->out);
+  assert_int_equal(hh_write_speedscope(f->out, &p, "x"), 0);
+  snprintf(want, sizeof want, "{\"name\":\"%s\"", long_first);
+  assert_non_null(strstr(text_of(f), want));
+  snprintf(want, sizeof want, "{\"name\":\"%s\"", long_second);
+  assert_non_null(strstr(text_of(f), want));
+
+  uint8_t *data;
+  size_t size;
+  assert_int_equal(hh_pprof_encode(&p, NULL, 0, "x", &data, &size), 0);
+  assert_non_null(memmem(data, size, long_first, strlen(long_first)));
+  assert_non_null(memmem(data, size, long_second, strlen(long_second)));
+  free(data);
+  hh_profile_free(&p);
+}
+
 /* ---- flame graph ---------------------------------------------------------- */
 
 static void flame_svg_boxes_titles_and_escaping(void **state) {
@@ -748,6 +816,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(collapsed_allocations_sanitizes_names, setup, teardown),
       cmocka_unit_test_setup_teardown(collapsed_temporary, setup, teardown),
       cmocka_unit_test(frame_names_without_function),
+      cmocka_unit_test_setup_teardown(long_names_kept_whole_in_every_format, setup, teardown),
       cmocka_unit_test_setup_teardown(flame_svg_boxes_titles_and_escaping, setup, teardown),
       cmocka_unit_test_setup_teardown(flame_svg_empty_cost, setup, teardown),
       cmocka_unit_test_setup_teardown(massif_snapshots_and_trees, setup, teardown),
