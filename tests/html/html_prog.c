@@ -6,7 +6,11 @@
  *   temp_churn:             10 x malloc(64), each freed at once (10 temporary:
  *                           freed before any other allocation)
  * 15 allocations, 12 frees. Peak in use: 100000 + 50000 + 2331 = 152331
- * bytes, after the third leak_buffer. */
+ * bytes, after the third leak_buffer.
+ * With an argument ("grow"), then:
+ *   grow_block:             malloc(16), grown 5 times by realloc (32 ... 96
+ *                           bytes), then freed: 1 allocation more, 5 reallocs,
+ *                           6 allocation calls (16 ALLOC records, 21 calls in all) */
 #define _GNU_SOURCE
 #include <stdlib.h>
 
@@ -33,10 +37,18 @@ __attribute__((noinline)) void release_peak(void) {
   free(keep[4]);
 }
 
-int main(void) {
+__attribute__((noinline)) void grow_block(void) {
+  void *volatile p = malloc(16);
+  for (size_t n = 32; n <= 96; n += 16) p = realloc(p, n);
+  free(p);
+}
+
+int main(int argc, char **argv) {
+  (void)argv;
   build_peak();
   for (int i = 0; i < 3; i++) keep[i] = leak_buffer();
   release_peak();
   temp_churn();
+  if (argc > 1) grow_block();
   return 0;
 }

@@ -59,6 +59,20 @@ case $case_name in
     expect_rc 0 $? "heaphook html --sites 1 -o -"
     browser capped.html "text=sites-capped=this page holds the 3" "text=peak-bytes=152331 bytes"
     ;;
+  reallocs)
+    # the flame graph of allocations counts allocation calls, reallocs that
+    # grew a block among them: so does its "in the trace" (it said the ALLOC
+    # records, 16, under the 21 it showed "on this page")
+    "$hh" run -o t.hhtrace -- "$prog" grow 2>run.err
+    expect_rc 0 $? "heaphook run"
+    "$hh" html t.hhtrace -o page.html 2>html.err
+    expect_rc 0 $? "heaphook html"
+    browser page.html "value=allocations=16" "flame=allocations" "flame-has=grow_block" \
+      "text=flame-caption=21 allocations on this page" "notext=flame-caption=in the trace" \
+      "eval=document.querySelectorAll('#sites tbody tr').length===6"
+    "$hh" html --sites 1 -o capped.html t.hhtrace 2>/dev/null
+    browser capped.html "flame=allocations" "text=flame-caption=(21 allocations in the trace)"
+    ;;
   hostile)
     # made-up analysis with markup, </script>, <!--, bad UTF-8 in every name
     "$fake" fake.html 10

@@ -119,7 +119,9 @@
 
   var COSTS = {
     peak: { key: "p", unit: "bytes", what: "bytes live at the peak", total: T.peak_bytes },
-    allocations: { key: "a", unit: "allocations", what: "allocation calls", total: T.allocations },
+    /* (sites count allocation calls: reallocs that moved or grew a block
+     * too, which T.allocations, the ALLOC records, leaves out) */
+    allocations: { key: "a", unit: "allocations", what: "allocation calls", total: T.allocation_calls },
     temporary: { key: "t", unit: "temporary allocations", what: "allocations freed before any other allocation of their thread", total: T.temporary },
     leaked: { key: "l", unit: "bytes", what: "bytes still live at exit", total: T.leaked_bytes }
   };
