@@ -44,6 +44,9 @@ case $case_name in
       "first-site=hold_peak_block" \
       "click-site=leak_buffer" "panel=main" "panel=html_prog.c" \
       "click-site=temp_churn" "panel=main" \
+      "click-site=hold_peak_block" "panel=) · 1 allocation, 0 temporary" \
+      "eval=Array.from(document.querySelectorAll('#histogram rect.bar title')).filter(function(t){return /: 1 allocation, /.test(t.textContent);}).length===2" \
+      "eval=!/ 1 (allocation|free|realloc)s/.test(document.body.textContent)" \
       "flame-has=build_peak" "flame-has=hold_peak_block" "flame-has=leak_buffer" "flame-lacks=temp_churn" \
       "flame=leaked" "flame-has=leak_buffer" "flame-lacks=hold_peak_block" "flame-lacks=temp_churn" \
       "flame=temporary" "flame-has=temp_churn" "flame-lacks=leak_buffer" \

@@ -50,6 +50,10 @@
   function nBlocks(n) {
     return n + (n === 1 ? " block" : " blocks");
   }
+  /* "1 allocation", "2 allocations" */
+  function nOf(n, word) {
+    return n + " " + word + (n === 1 ? "" : "s");
+  }
   function fmtBytes(n) {
     if (n < 1024) return n + " B";
     var u = 0, v = n;
@@ -164,7 +168,7 @@
     c.appendChild(card("leaked-bytes", "leaked at exit", T.leaked_bytes + " bytes",
       fmtBytes(T.leaked_bytes) + " in " + nBlocks(T.leaked_blocks)));
     c.appendChild(card("allocations", "allocations", fmtCount(T.allocations),
-      T.frees + " frees, " + T.reallocs + " reallocs"));
+      nOf(T.frees, "free") + ", " + nOf(T.reallocs, "realloc")));
     c.appendChild(TEMP_KNOWN ? card("temporary", "temporary allocations", fmtCount(T.temporary),
       pct(T.temporary, T.allocation_calls) + " of the " + fmtCount(T.allocation_calls) + " allocation calls") :
       card("temporary", "temporary allocations", "not known",
@@ -414,7 +418,7 @@
     p.appendChild(el("h3", { "class": "fn", text: s.name }));
     p.appendChild(el("div", { "class": "loc", text:
       "peak " + fmtBytes(s.p) + " (" + nBlocks(s.pb) + ") · leaked " + fmtBytes(s.l) + " (" + nBlocks(s.lb) + ") · " +
-      s.a + " allocations, " + (TEMP_KNOWN ? s.t + " temporary · " : "") + fmtBytes(s.b) + " allocated" }));
+      nOf(s.a, "allocation") + ", " + (TEMP_KNOWN ? s.t + " temporary · " : "") + fmtBytes(s.b) + " allocated" }));
     if (!s.frames.length) { p.appendChild(el("div", { "class": "muted", text: "No stack was recorded for these allocations." })); return; }
     var ol = el("ol", { "class": "stack" });
     s.frames.forEach(function (f) {
@@ -477,7 +481,7 @@
     var every = Math.ceil(buckets.length / Math.max(1, Math.floor((W - L) / 56)));
     buckets.forEach(function (b, k) {
       var lo2 = b[0] === 0 ? 0 : Math.pow(2, b[0]), hi2 = Math.pow(2, b[0] + 1) - 1;
-      var label = "sizes " + fmtBytes(lo2) + " – " + fmtBytes(hi2) + ": " + b[1] + " allocations, " + fmtBytes(b[2]) + " (" + b[2] + " bytes)";
+      var label = "sizes " + fmtBytes(lo2) + " – " + fmtBytes(hi2) + ": " + nOf(b[1], "allocation") + ", " + fmtBytes(b[2]) + " (" + b[2] + " bytes)";
       var h = (H - TOP - B) * b[col] / max, x = L + k * bw;
       var r = svg("rect", { "class": "bar", x: x + 1, y: TOP + (H - TOP - B) - h, width: Math.max(bw - 2, 1), height: Math.max(h, b[col] ? 1 : 0) },
                   svg("title", { text: label }));
