@@ -97,6 +97,11 @@ static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
     fprintf(stderr, "heaphook: %" PRIu64 " bytes (%s) in %" PRIu64 " block%s still allocated at the exec\n",
             s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks,
             hh_cli_s(s->leaked_blocks));
+  else if (hh_reader_status(r) != HH_READ_OK) /* (killed: there was no exit; as the chart says it) */
+    fprintf(stderr,
+            "heaphook: %" PRIu64 " bytes (%s) in %" PRIu64 " block%s still in use where the trace ends\n",
+            s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks,
+            hh_cli_s(s->leaked_blocks));
   else
     fprintf(stderr, "heaphook: leaked %" PRIu64 " bytes (%s) in %" PRIu64 " block%s at exit\n",
             s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks,

@@ -169,6 +169,20 @@ PY
     "$hh" run -o k.%p.hhtrace -- sh -c 'kill -SEGV $$' 2>err
     expect_rc 139 $? "a program killed by SIGSEGV"
     expect_in err "was killed by signal 11"
+    # a killed program did not exit: what its trace holds at its end is
+    # "still in use", not "leaked at exit" (as plot says it)
+    "$hh" run -o kk.%p.hhtrace -- "$prog" sleep 2>err &
+    hp=$!
+    i=0 # (until its events are in the file: its writer thread writes them)
+    until [ "$("$hh" dump kk.*.hhtrace 2>/dev/null | grep -c '^alloc .* size=100 ')" = 1000 ] || [ $i -ge 200 ]; do
+      sleep 0.05
+      i=$((i + 1))
+    done
+    kill -KILL "$(ls kk.*.hhtrace | sed 's/^kk\.\([0-9]*\)\.hhtrace$/\1/')"
+    wait $hp
+    expect_rc 137 $? "a program killed by SIGKILL"
+    expect_line err "heaphook: 100000 bytes (97.7 KiB) in 1000 blocks still in use where the trace ends"
+    if grep -q "at exit" err; then fail "a killed program's summary speaks of its exit: $(cat err)"; fi
     "$hh" run -o n.hhtrace -- ./does-not-exist 2>err
     expect_rc 127 $? "a program that does not exist"
     expect_in err "heaphook run: cannot run ./does-not-exist: No such file or directory"

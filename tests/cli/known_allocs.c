@@ -83,11 +83,26 @@ static void big(void) {
   }
 }
 
+#include <unistd.h> /* pause, usleep (here: the lines above are in dump_symbols' expectations) */
+
+/* known_allocs sleep: 1000 x malloc(100), kept, over ~0.3 s (a trace's
+ * writer thread starts ~0.1 s into a run: README), then waits to be killed
+ * (100000 bytes in 1000 blocks in use where its trace ends). */
+static void sleep_kept(void) {
+  static void *kept[1000];
+  for (int i = 0; i < 1000; i++) {
+    kept[i] = malloc(100);
+    usleep(300);
+  }
+  keep[0] = kept;
+  for (;;) pause();
+}
+
 /* The other programs, by the first letter of their name. */
 static const struct {
   char name;
   void (*run)(void);
-} modes[] = {{'m', many}, {'g', grow_many}, {'r', reallocs}, {'z', zero}, {'b', big}};
+} modes[] = {{'m', many}, {'g', grow_many}, {'r', reallocs}, {'z', zero}, {'b', big}, {'s', sleep_kept}};
 
 int main(int argc, char **argv) {
   for (size_t i = 0; argc > 1 && i < sizeof modes / sizeof *modes; i++) {
