@@ -328,6 +328,14 @@ static const char *die_function_name(hh_symbolizer *s, Dwarf_Die *die) {
   return out;
 }
 
+/* Whether a function DIE has a linkage (mangled) name: GCC leaves it out of
+ * functions whose mangled name involves a lambda or another local type. */
+static bool die_has_linkage_name(Dwarf_Die *die) {
+  Dwarf_Attribute attr;
+  return dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+         dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr);
+}
+
 static const char *symbol_name(hh_symbolizer *s, const char *name) {
   if (!name) return NULL;
   char *d = hh_sym_demangle(name);
@@ -386,8 +394,16 @@ static size_t resolve(hh_symbolizer *s, smodule *m, uint64_t ip, hh_frame *out) 
       f->line = cur_line > 0 ? (uint32_t)cur_line : 0;
       if (tag == DW_TAG_subprogram) {
         /* DWARF's name is right for split (.cold) parts; the symbol table
-         * is the fallback */
-        if (!f->function) f->function = symbol_name(s, symname);
+         * is the fallback, and the better name where DWARF has only the
+         * short one (no linkage name): a C++ function of a lambda's type
+         * was "_M_invoke" for std::_Function_handler<void (int),
+         * main::{lambda(int)#2}>::_M_invoke(std::_Any_data const&, int&&),
+         * so the handlers of all std::functions were one function. (A
+         * mangled name with no '.': not a clone's, which DWARF names; a
+         * symbol that holds the address, not the nearest before it.) */
+        if (!f->function || (symname && off < sym.st_size && strncmp(symname, "_Z", 2) == 0 &&
+                             !strchr(symname, '.') && !die_has_linkage_name(&scopes[i])))
+          f->function = symbol_name(s, symname);
         break;
       }
       /* inlined: the next frame's location is where this one was called */

@@ -168,6 +168,22 @@ static void test_cxx_name_demangled(void **state) {
   hh_sym_free(s);
 }
 
+/* A function whose DWARF has no linkage name (its type involves a lambda):
+ * its whole name from the symbol table, not DWARF's short one. */
+static void test_cxx_name_of_a_lambdas_function(void **state) {
+  (void)state;
+  hh_symbolizer *s = hh_sym_new(on_warn, NULL);
+  add_all(s, NULL);
+  void *ip = sym_cxx_lambda_caller();
+  const hh_frame *f;
+  size_t n = hh_sym_ip(s, (uint64_t)(uintptr_t)ip, UINT32_MAX, &f);
+  assert_int_equal(n, 1);
+  expect_frame(
+      &f[0], "void* hhtest::run_it<sym_cxx_lambda_caller::{lambda()#1}>(sym_cxx_lambda_caller::{lambda()#1})",
+      "sym_target_cxx.cpp", sym_lambda_line);
+  hh_sym_free(s);
+}
+
 static void test_unknown_address(void **state) {
   (void)state;
   hh_symbolizer *s = hh_sym_new(on_warn, NULL);
@@ -376,6 +392,7 @@ int main(void) {
       cmocka_unit_test(test_function_file_line),
       cmocka_unit_test(test_inlined_frame),
       cmocka_unit_test(test_cxx_name_demangled),
+      cmocka_unit_test(test_cxx_name_of_a_lambdas_function),
       cmocka_unit_test(test_unknown_address),
       cmocka_unit_test(test_changed_binary_reported_once),
       cmocka_unit_test(test_stack_folding_through_reader),
