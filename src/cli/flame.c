@@ -186,8 +186,10 @@ static int tree_build(ftree *t, const hh_profile *p, hh_cost cost) {
 
 enum { SVG_WIDTH = 1200, FRAME_H = 16, PAD = 10, TITLE_H = 40, NOTE_H = 18, CHAR_W = 7 };
 
-static const char *cost_unit(hh_cost cost) {
-  return cost == HH_COST_ALLOCATIONS || cost == HH_COST_TEMPORARY ? "allocations" : "bytes";
+/* The unit after a count of n (a count of one in the singular). */
+static const char *cost_unit(hh_cost cost, uint64_t n) {
+  if (cost == HH_COST_ALLOCATIONS || cost == HH_COST_TEMPORARY) return n == 1 ? "allocation" : "allocations";
+  return n == 1 ? "byte" : "bytes";
 }
 
 /* flamegraph.pl's warm palette, from a hash of the name (stable colors). */
@@ -225,7 +227,7 @@ static int draw(svg_ctx *c, size_t i, double x) {
   double total = (double)c->t->nodes[0].cost;
   fprintf(c->out, "<g class=\"f\"><title>");
   hh_xml_put_text(c->out, n->name, 0);
-  fprintf(c->out, " (%" PRIu64 " %s, %.2f%%)</title>", n->cost, cost_unit(c->cost),
+  fprintf(c->out, " (%" PRIu64 " %s, %.2f%%)</title>", n->cost, cost_unit(c->cost, n->cost),
           total > 0 ? 100.0 * (double)n->cost / total : 0.0);
   fprintf(c->out,
           "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>", x, y,
@@ -297,7 +299,7 @@ int hh_write_flame_svg(FILE *out, const hh_profile *p, hh_cost cost, const char 
     fputs("</text>\n", out);
   }
   fprintf(out, "<text x=\"%d\" y=\"%d\">%s: %" PRIu64 " %s in all</text>\n", PAD, title_h - 4,
-          hh_cost_name(cost), t.nodes[0].cost, cost_unit(cost));
+          hh_cost_name(cost), t.nodes[0].cost, cost_unit(cost, t.nodes[0].cost));
   svg_ctx c = {.out = out, .t = &t, .cost = cost, .height = height};
   c.scale = t.nodes[0].cost ? (double)(SVG_WIDTH - 2 * PAD) / (double)t.nodes[0].cost : 0;
   int rc = t.nodes[0].cost ? draw(&c, 0, PAD) : 0;

@@ -255,7 +255,7 @@ static void flame_svg_boxes_titles_and_escaping(void **state) {
   assert_non_null(strstr(s, "<title>main (16 allocations, 94.12%)</title>"));
   assert_non_null(strstr(s, "<title>leaky (4 allocations, 23.53%)</title>"));
   assert_non_null(strstr(s, "<title>churn (10 allocations, 58.82%)</title>"));
-  assert_non_null(strstr(s, "<title>a&lt;b&gt;&amp;c_d (1 allocations, 5.88%)</title>"));
+  assert_non_null(strstr(s, "<title>a&lt;b&gt;&amp;c_d (1 allocation, 5.88%)</title>"));
   assert_null(strstr(s, "a<b"));
   /* widths proportional: "all" spans the 1180 pixels, churn 10/17 of it */
   assert_non_null(strstr(s, "width=\"1180.0\""));
