@@ -200,7 +200,8 @@ static void text_report(const ctx *c, const char *path) {
   if (a->unknown_frees)
     fprintf(out,
             "  unknown frees  %" PRIu64
-            " (blocks allocated before the trace started, or by a signal handler inside heaphook)\n",
+            " (blocks allocated before the trace started, by a signal handler inside heaphook, or by an"
+            " allocator's own API such as jemalloc's mallocx)\n",
             a->unknown_frees);
 
   text_ranking(c, HH_COST_PEAK, "peak: call sites holding the peak, by bytes");

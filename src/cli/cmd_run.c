@@ -109,9 +109,9 @@ static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
   if (s->unknown_frees) /* as the report says them */
     fprintf(stderr,
             "heaphook: %" PRIu64
-            " unknown frees (blocks allocated before the trace started, or by a signal"
-            " handler inside heaphook)\n",
-            s->unknown_frees);
+            " unknown free%s (%s allocated before the trace started, by a signal handler inside heaphook,"
+            " or by an allocator's own API such as jemalloc's mallocx)\n",
+            s->unknown_frees, hh_cli_s(s->unknown_frees), s->unknown_frees == 1 ? "a block" : "blocks");
   struct stat st;
   uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
   uint64_t chunks = hh_reader_chunks(r);

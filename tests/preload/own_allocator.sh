@@ -74,6 +74,15 @@ err_empty full
 want='{"allocations": 7, "frees": 7, "reallocs": 1, "unknown_frees": 1}'
 got=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["totals"]; print(json.dumps({k: t[k] for k in ("allocations", "frees", "reallocs", "unknown_frees")}))' "$work/full.json" 2>&1)
 if [ "$got" = "$want" ]; then ok "full: trace totals $got"; else fail "full: trace totals $got (want $want)"; fi
+# heaphook run's summary says the one unknown free, in the singular.
+mkdir -p "$work/cli"
+(cd "$work/cli" && "$cli" run -o t.hhtrace -- "$prog" own >out 2>err)
+line="heaphook: 1 unknown free (a block allocated before the trace started, by a signal handler inside heaphook, or by an allocator's own API such as jemalloc's mallocx)"
+if grep -qxF "$line" "$work/cli/err" && grep -qx '[0-9]* passed, 0 failed' "$work/cli/out"; then
+  ok "cli: run says: $line"
+else
+  fail "cli: run: out: $(cat "$work/cli/out"); err: $(cat "$work/cli/err")"
+fi
 run sampled "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=64 HEAPHOOK_OUTPUT=t.hhtrace -- own
 passes sampled
 if "$cli" report "$work/sampled/t.hhtrace" >/dev/null 2>"$work/sampled.report-err"; then
