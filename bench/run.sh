@@ -19,7 +19,7 @@
 # BENCH_SCALE_ITERS (2000000 per thread), BENCH_SCALE_REPS (3),
 # BENCH_THREADS ("1 2 4 ..." up to nproc), BENCH_PEER_DIR
 # (/usr/lib/x86_64-linux-gnu), BENCH_SKIP ("overhead latency scaling trace
-# sites deep sample codec report": any of these words skips that part);
+# sites deep sample cxx codec report": any of these words skips that part);
 # bench/sample_pair_bench.sh's SAMPLE_PAIR_ROUNDS (8), with bench/pair_ab.sh's
 # PAIR_ITERS (10000000) and PAIR_CPUS ("0 1").
 set -eu
@@ -214,6 +214,9 @@ case " $SKIP " in *" deep "*) ;; *) { printf '\n## many distinct deep stacks\n\n
 # ---- 4a'. sampled mode by sampling period, runs one after the other and side by side (BENCH_SKIP=sample skips)
 case " $SKIP " in *" sample "*) ;; *) { printf '\n'; "$SRC/bench/sample_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
 case " $SKIP " in *" sample "*) ;; *) { printf '\n'; "$SRC/bench/sample_pair_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
+
+# ---- 4a''''. C++ new/delete through heaphook's operators (BENCH_SKIP=cxx skips)
+case " $SKIP " in *" cxx "*) ;; *) { printf '\n'; "$SRC/bench/cxx_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
 
 # ---- 4b. zstd or lz4 for the trace's chunks (BENCH_SKIP=codec skips)
 case " $SKIP " in *" codec "*) ;; *) { printf '\n'; "$SRC/bench/codec_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac

@@ -83,6 +83,48 @@ static const char *const names[N_OPS] = {
 static _Atomic(void *) next_op[N_OPS];
 static atomic_bool decided;
 
+/* The form of the same parameters each one calls in libstdc++ (and
+ * libc++): new[] is new, delete[] is delete, for each of the plain,
+ * nothrow, aligned and sized kinds; a plain form is its own. */
+static const enum op base_form[N_OPS] = {
+    [NEW] = NEW,
+    [NEW_ARRAY] = NEW,
+    [NEW_NOTHROW] = NEW_NOTHROW,
+    [NEW_ARRAY_NOTHROW] = NEW_NOTHROW,
+    [NEW_ALIGNED] = NEW_ALIGNED,
+    [NEW_ARRAY_ALIGNED] = NEW_ALIGNED,
+    [NEW_ALIGNED_NOTHROW] = NEW_ALIGNED_NOTHROW,
+    [NEW_ARRAY_ALIGNED_NOTHROW] = NEW_ALIGNED_NOTHROW,
+    [DELETE] = DELETE,
+    [DELETE_ARRAY] = DELETE,
+    [DELETE_SIZED] = DELETE_SIZED,
+    [DELETE_ARRAY_SIZED] = DELETE_SIZED,
+    [DELETE_NOTHROW] = DELETE_NOTHROW,
+    [DELETE_ARRAY_NOTHROW] = DELETE_NOTHROW,
+    [DELETE_ALIGNED] = DELETE_ALIGNED,
+    [DELETE_ARRAY_ALIGNED] = DELETE_ALIGNED,
+    [DELETE_SIZED_ALIGNED] = DELETE_SIZED_ALIGNED,
+    [DELETE_ARRAY_SIZED_ALIGNED] = DELETE_SIZED_ALIGNED,
+    [DELETE_ALIGNED_NOTHROW] = DELETE_ALIGNED_NOTHROW,
+    [DELETE_ARRAY_ALIGNED_NOTHROW] = DELETE_ALIGNED_NOTHROW,
+};
+
+static bool same_library(void *a, void *b) {
+  Dl_info x, y;
+  return dladdr(a, &x) != 0 && dladdr(b, &y) != 0 && x.dli_fbase == y.dli_fbase;
+}
+
+/* The unsized delete each sized one calls in libstdc++, where the runtime
+ * defines both (other forms: NULL). Tried before next_op by the sized
+ * forms: their size is dropped, as the runtime drops it. */
+static _Atomic(void *) unsized_op[N_OPS];
+static const enum op unsized_form[N_OPS] = {
+    [DELETE_SIZED] = DELETE,
+    [DELETE_ARRAY_SIZED] = DELETE,
+    [DELETE_SIZED_ALIGNED] = DELETE_ALIGNED,
+    [DELETE_ARRAY_SIZED_ALIGNED] = DELETE_ALIGNED,
+};
+
 /* True when the library that defines fn also defines malloc. */
 static bool from_an_allocator(void *fn) {
   Dl_info info;
@@ -110,9 +152,27 @@ static __attribute__((noinline, cold)) void *decide(enum op op) {
     void *found[N_OPS];
     for (int i = 0; i < N_OPS; i++) found[i] = dlsym(RTLD_NEXT, names[i]);
     bool forward = found[NEW] != NULL && !from_an_allocator(found[NEW]);
+    /* libstdc++'s array and sized forms only call its plain ones, by the
+     * names that bind here: each took two trips through this file (a C++
+     * new[]/delete[] churn ran 4% slower with no recorder). Where the
+     * runtime defines both, a form goes straight to its plain one. */
+    void *unsized[N_OPS] = {0};
+    for (int i = 0; forward && i < N_OPS; i++) {
+      enum op u = unsized_form[i]; /* (NEW: none) */
+      if (u != NEW && found[i] != NULL && found[u] != NULL && same_library(found[i], found[u]))
+        unsized[i] = found[u];
+    }
+    for (int i = 0; forward && i < N_OPS; i++) {
+      enum op plain = base_form[i];
+      if (plain != (enum op)i && found[i] != NULL && found[plain] != NULL &&
+          same_library(found[i], found[plain]))
+        found[i] = found[plain];
+    }
     hh__guard_leave(guard);
-    for (int i = 0; forward && i < N_OPS; i++)
+    for (int i = 0; forward && i < N_OPS; i++) {
+      atomic_store_explicit(&unsized_op[i], unsized[i], memory_order_relaxed);
       atomic_store_explicit(&next_op[i], found[i], memory_order_relaxed);
+    }
     atomic_store_explicit(&decided, true, memory_order_release);
   }
   return atomic_load_explicit(&next_op[op], memory_order_relaxed);
@@ -219,10 +279,28 @@ DEFINE_NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t, NEW_ARRAY_ALIGNED
       hh__own_free(ptr);                            \
   }
 
+/* A sized form: straight to the runtime's unsized delete where it has one
+ * (unsized_op), else as the others. */
+#define DEFINE_DELETE_SIZED(name, op, utype, uargs, type, params, args)               \
+  EXPORT void name params {                                                           \
+    utype plain = (utype)atomic_load_explicit(&unsized_op[op], memory_order_relaxed); \
+    if (likely(plain != NULL)) {                                                      \
+      plain uargs;                                                                    \
+      return;                                                                         \
+    }                                                                                 \
+    type next = (type)forward(op);                                                    \
+    if (next != NULL)                                                                 \
+      next args;                                                                      \
+    else                                                                              \
+      hh__own_free(ptr);                                                              \
+  }
+
 DEFINE_DELETE(_ZdlPv, DELETE, delete_fn, (void *ptr), (ptr))
 DEFINE_DELETE(_ZdaPv, DELETE_ARRAY, delete_fn, (void *ptr), (ptr))
-DEFINE_DELETE(_ZdlPvm, DELETE_SIZED, delete_sized_fn, (void *ptr, size_t size), (ptr, size))
-DEFINE_DELETE(_ZdaPvm, DELETE_ARRAY_SIZED, delete_sized_fn, (void *ptr, size_t size), (ptr, size))
+DEFINE_DELETE_SIZED(_ZdlPvm, DELETE_SIZED, delete_fn, (ptr), delete_sized_fn, (void *ptr, size_t size),
+                    (ptr, size))
+DEFINE_DELETE_SIZED(_ZdaPvm, DELETE_ARRAY_SIZED, delete_fn, (ptr), delete_sized_fn, (void *ptr, size_t size),
+                    (ptr, size))
 DEFINE_DELETE(_ZdlPvRKSt9nothrow_t, DELETE_NOTHROW, delete_nothrow_fn, (void *ptr, const void *nt), (ptr, nt))
 DEFINE_DELETE(_ZdaPvRKSt9nothrow_t, DELETE_ARRAY_NOTHROW, delete_nothrow_fn, (void *ptr, const void *nt),
               (ptr, nt))
@@ -230,10 +308,10 @@ DEFINE_DELETE(_ZdlPvSt11align_val_t, DELETE_ALIGNED, delete_aligned_fn, (void *p
               (ptr, align))
 DEFINE_DELETE(_ZdaPvSt11align_val_t, DELETE_ARRAY_ALIGNED, delete_aligned_fn, (void *ptr, size_t align),
               (ptr, align))
-DEFINE_DELETE(_ZdlPvmSt11align_val_t, DELETE_SIZED_ALIGNED, delete_sized_aligned_fn,
-              (void *ptr, size_t size, size_t align), (ptr, size, align))
-DEFINE_DELETE(_ZdaPvmSt11align_val_t, DELETE_ARRAY_SIZED_ALIGNED, delete_sized_aligned_fn,
-              (void *ptr, size_t size, size_t align), (ptr, size, align))
+DEFINE_DELETE_SIZED(_ZdlPvmSt11align_val_t, DELETE_SIZED_ALIGNED, delete_aligned_fn, (ptr, align),
+                    delete_sized_aligned_fn, (void *ptr, size_t size, size_t align), (ptr, size, align))
+DEFINE_DELETE_SIZED(_ZdaPvmSt11align_val_t, DELETE_ARRAY_SIZED_ALIGNED, delete_aligned_fn, (ptr, align),
+                    delete_sized_aligned_fn, (void *ptr, size_t size, size_t align), (ptr, size, align))
 DEFINE_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, DELETE_ALIGNED_NOTHROW, delete_aligned_nothrow_fn,
               (void *ptr, size_t align, const void *nt), (ptr, align, nt))
 DEFINE_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, DELETE_ARRAY_ALIGNED_NOTHROW, delete_aligned_nothrow_fn,
