@@ -1461,6 +1461,29 @@ PY
       [ "$peak" -gt 0 ] && [ "$peak" -lt $((40 << 20)) ] || fail "$mode: peak RSS $peak bytes, not below 40 MiB"
     done
     ;;
+  unwound_threads)
+    # Threads ended by an asynchronous cancel or by pthread_exit in a signal
+    # handler, wherever the signal finds them (unwound_threads.c): each run
+    # must end by itself with the plain run's output, nothing on stderr and
+    # a whole trace holding main's 1,000 allocations after the 40 rounds.
+    # Sampled every byte, every allocation is, and each thread writes its
+    # own chunks: the longest stretches under the thread's lock.
+    for how in async handler; do
+      for env in "LD_PRELOAD=$HH_HEAPTRACK" "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1"; do
+        rm -f "$dir"/w.*.hhtrace
+        timeout -s KILL 60 env $env HEAPHOOK_OUTPUT="$dir/w.%p.hhtrace" "$HH_UNWOUND_THREADS" "$how" >o 2>e
+        rc=$?
+        [ $rc = 137 ] && fail "$how ($env): hung, killed after 60 s"
+        [ $rc = 0 ] || fail "$how ($env): exit status $rc: $(cat e)"
+        [ -s e ] && fail "$how ($env): stderr: $(cat e)"
+        [ "$(cat o)" = "unwound done" ] || fail "$how ($env): output $(cat o)"
+        w_trace=$(one_file "$dir/w.*.hhtrace")
+        read_whole "$w_trace" "$how ($env)"
+        [ "$(site_counts "$w_trace" in_main)" = 1000 ] ||
+          fail "$how ($env): allocations of in_main(): $(site_counts "$w_trace" in_main)"
+      done
+    done
+    ;;
   *) fail "unknown test" ;;
 esac
 echo "ok $what"

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "base/backoff.h"
+#include "base/cancel.h"
 #include "base/env.h"
 #include "base/handlers.h"
 #include "base/log.h"
@@ -156,8 +157,20 @@ static tstate *take_free_state(void) {
  * (the reader keeps a model per index, which a new index starts from
  * nothing, as the emptied writer's model does) and a THREAD record at its
  * first chunk. */
+static tstate *thread_state_slow_blocked(void);
+
+/* With the signals that can unwind a thread blocked: a reused state is
+ * taken under free_lock, then its own lock, and reclaim_here takes
+ * write_lock (base/cancel.h, trace.unwound_threads). */
 static tstate *thread_state_slow(void) {
   if (tls_failed) return NULL;
+  hh_unwind_off mask = hh__unwind_off();
+  tstate *ts = thread_state_slow_blocked();
+  hh__unwind_restore(mask);
+  return ts;
+}
+
+static tstate *thread_state_slow_blocked(void) {
   /* Busy until the state is this thread's (tls_ts): an exit or a fork from
    * a signal handler in between would wait for a lock this thread holds
    * (the state's, write_lock in reclaim_here), or fork a child whose
@@ -564,14 +577,18 @@ static void *writer_main(void *arg) {
  * allocates (the new thread's DTV) is the tracer's own, not the program's. */
 static __thread bool t_own_allocations __attribute__((tls_model("initial-exec")));
 
-static void start_writer(void) {
+/* program_mask: the calling thread's signal mask before the tracer held
+ * its signals back (hh__unwind_off), the writer's if it becomes one of
+ * the program's threads. */
+static void start_writer(uint64_t program_mask) {
   int expected = 0;
   if (!atomic_compare_exchange_strong(&writer_state, &expected, 1)) return;
   t_own_allocations = true;
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  creator_mask = old;
+  sigemptyset(&creator_mask);
+  memcpy(&creator_mask, &program_mask, sizeof program_mask);
   pthread_t t;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -622,20 +639,25 @@ static bool handover_begin(tstate *ts) {
 }
 
 /* The owner hands its buffer over (full, old, or the thread ends). */
-static void flush_thread_locked(tstate *ts);
+static void flush_thread_locked(tstate *ts, hh_unwind_off mask);
 
+/* With the signals that can unwind a thread blocked while it holds
+ * ts->lock (and q_lock, or the file's locks, in it), not while it waits
+ * for the writer (base/cancel.h, trace.unwound_threads). */
 static void flush_thread(tstate *ts) {
+  hh_unwind_off mask = hh__unwind_off();
   hh__tr_busy++;
-  flush_thread_locked(ts);
+  flush_thread_locked(ts, mask);
   hh__tr_busy--;
+  hh__unwind_restore(mask);
 }
 
-static void flush_thread_locked(tstate *ts) {
+static void flush_thread_locked(tstate *ts, hh_unwind_off mask) {
   if (!handover_begin(ts)) return;
   /* Sampled mode writes few chunks: the thread compresses its own rather
    * than start a writer thread, whose mere existence turns glibc's
    * single-thread fast paths off for the whole process (2-4 ns a call). */
-  if (hh__tr_opt.sample == 0 && atomic_load(&writer_state) == 0) start_writer();
+  if (hh__tr_opt.sample == 0 && atomic_load(&writer_state) == 0) start_writer(mask.mask);
   for (unsigned turns = 0;;) {
     spin_lock(&ts->lock);
     if (ts->closed) {
@@ -668,24 +690,28 @@ static void flush_thread_locked(tstate *ts) {
      * allocates without pause (the writer is behind then). */
     spin_unlock(&ts->lock);
     hh__tr_busy--;
+    hh__unwind_restore(mask);
     wait_for_writer(ts, given, popped, spare != NULL, &turns);
+    mask = hh__unwind_off();
     hh__tr_busy++;
   }
   reset_buffer(ts);
   spin_unlock(&ts->lock);
 }
 
-static void periodic_records(uint64_t now);
+static void periodic_records(uint64_t now, uint64_t program_mask);
 
 static void periodic(uint64_t now) {
   uint64_t due = atomic_load_explicit(&next_rss, memory_order_relaxed);
   if (now < due || !atomic_compare_exchange_strong(&next_rss, &due, now + rss_every)) return;
+  hh_unwind_off mask = hh__unwind_off(); /* (base/cancel.h: the meta lock, statm's) */
   hh__tr_busy++;
-  periodic_records(now);
+  periodic_records(now, mask.mask);
   hh__tr_busy--;
+  hh__unwind_restore(mask);
 }
 
-static void periodic_records(uint64_t now) {
+static void periodic_records(uint64_t now, uint64_t program_mask) {
   hh__tr_rss_record(now);
   hh__tr_modules_scan(true);
   /* Full mode: the writer thread also from ~0.1 s into the run, not only at
@@ -694,7 +720,7 @@ static void periodic_records(uint64_t now) {
    * vfork child, which shares this state with its parent. */
   if (hh__tr_opt.sample == 0 && atomic_load(&writer_state) == 0 && now >= flush_after / 10 &&
       (pid_t)syscall(SYS_getpid) == owner_pid)
-    start_writer();
+    start_writer(program_mask);
 }
 
 /* Room for one event at the end of the buffer, a chunk begun. */
@@ -843,11 +869,28 @@ static void trace_on_realloc(const hh_event *ev, void *slot) {
  * exit flush runs), given back by at_parent and at_child. */
 static __thread bool t_locked_before_fork __attribute__((tls_model("initial-exec")));
 
+/* The thread's buffer as its last committed event left it. A thread
+ * unwound part-way through an event (cancelled asynchronously, or by
+ * pthread_exit in a signal handler) may have stored the event's length
+ * and not yet its count, or the other way round: its last chunk then
+ * held one event more than it said, and the trace read as damaged ("its
+ * end record counts N events, the file holds N + 1",
+ * trace.unwound_threads). committed is stored last, in one store: with
+ * events in it, it is believed; with none, the chunk has no event (what
+ * follows the chunk's start is dropped). The delta bases the lost event
+ * may have moved start again with the next chunk. */
+static void back_to_committed(tstate *ts) {
+  uint64_t c = atomic_load_explicit(&ts->committed, memory_order_relaxed);
+  ts->nevents = (uint32_t)(c >> 32);
+  if (ts->nevents != 0) ts->len = (size_t)(c & 0xffffffffu);
+}
+
 static void on_thread_exit(void *arg) {
   tstate *ts = arg;
   if (ts == NULL || ts != tls_ts) return;
   bool was = t_locked_outside_hook;
   t_locked_outside_hook = true;
+  back_to_committed(ts);
   if (atomic_load(&hh__tr_active)) flush_thread(ts);
   t_locked_outside_hook = was;
   /* The state stays the thread's until the kernel has ended it (late

@@ -394,8 +394,12 @@ static uint64_t capture_miss(entry *e, uintptr_t cfa, uint32_t g) {
   }
   hh__own_fd_claim = false;
   hh__tr_loader_leave();
-  hh__cancel_restore(cancel);
-  if (n <= 0) return 0;
+  if (n <= 0) {
+    hh__cancel_restore(cancel);
+    return 0;
+  }
+  /* (and with the meta lock: an asynchronous cancel there left it taken,
+   * base/cancel.h) */
   uint64_t id = 0;
   hh__tr_meta_lock();
   uint32_t known = next_id; /* ids from here on are this stack's new nodes */
@@ -411,6 +415,7 @@ static uint64_t capture_miss(entry *e, uintptr_t cfa, uint32_t g) {
     if (id == 0) break;
   }
   hh__tr_meta_unlock();
+  hh__cancel_restore(cancel);
   if (id == 0 || e == NULL) return id;
   /* Cache it when every return address is where a call put it. */
   for (int i = 0; i < n; i++) {
