@@ -38,8 +38,11 @@ static enum owner owner_of(void *ptr) {
 
 /* ---- recorders ---------------------------------------------------------- */
 
-static inline bool recording(void) {
-  return unlikely(atomic_load_explicit(&hh__recording, memory_order_relaxed)) && !hh__in_hook;
+/* (inlined: the guard is looked at against the frame of the hook's
+ * function that asks, guard.h) */
+static inline __attribute__((always_inline)) bool recording(void) {
+  return unlikely(atomic_load_explicit(&hh__recording, memory_order_relaxed)) &&
+         !hh__guard_held((uintptr_t)__builtin_dwarf_cfa());
 }
 
 /* Calls one kind of callback of every recorder that has it. block is the

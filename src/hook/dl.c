@@ -29,7 +29,7 @@ EXPORT int dlclose(void *handle) {
   int r = next(handle);
   /* Not from a signal handler that interrupted the hook on this thread:
    * the tracer's locks may be held there. */
-  if (!hh__in_hook) {
+  if (!hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) {
     int saved = errno;
     hh_guard guard = hh__guard_enter();
     hh__trace_after_dlclose();

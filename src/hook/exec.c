@@ -30,7 +30,7 @@
  * for them would hang the program. What this thread had buffered is then
  * lost, as with _exit. */
 static void hh__before_exec(const char *path) {
-  if (hh__in_hook) return;
+  if (hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) return;
   int saved = errno;
   hh_guard guard = hh__guard_enter();
   hh__trace_before_exec(path);

@@ -32,7 +32,7 @@
  * lost, as before. The guard is given back before the end: a vfork child
  * runs on its parent's thread, whose thread-local state this is. */
 __attribute__((noreturn)) static void end_process(int status) {
-  if (!hh__in_hook) {
+  if (!hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) {
     hh_guard guard = hh__guard_enter();
     hh__trace_before_exit();
     hh__guard_leave(guard);
@@ -81,7 +81,7 @@ EXPORT int daemon(int nochdir, int noclose) {
  * not the one above: the trace is finished by a handler registered before
  * the program's, which therefore runs after theirs. */
 static void at_quick_exit_handler(void) {
-  if (hh__in_hook) return;
+  if (hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) return;
   hh_guard guard = hh__guard_enter();
   hh__trace_before_exit();
   hh__guard_leave(guard);

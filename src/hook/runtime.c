@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "fork_gate.h"
 #include "guard.h"
 #include "hook.h"
+#include "record/trace/trace.h"
 #include "sample.h"
 
 hh_runtime hh__rt;
@@ -27,6 +29,23 @@ atomic_int hh__state;
 atomic_bool hh__recording;
 hh_fast hh__fast __attribute__((aligned(64)));
 __thread bool hh__in_hook __attribute__((tls_model("initial-exec")));
+__thread uintptr_t hh__guard_cfa __attribute__((tls_model("initial-exec")));
+
+bool hh__guard_abandoned(uintptr_t cfa) {
+  if (!hh__in_hook || cfa < hh__guard_cfa) return false;
+  int saved = errno;
+  stack_t ss;
+  bool alternate = sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) != 0;
+  errno = saved;
+  if (alternate) return false;
+  hh__guard_release();
+  return true;
+}
+
+void hh__guard_release(void) {
+  hh__trace_abandoned();
+  hh__guard_drop();
+}
 
 /* The recorders when HEAPHOOK_RECORD is unset: defined by preload libraries
  * that record by default (libpreloaded_heaptrack.so: "trace"). */

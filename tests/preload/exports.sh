@@ -2,7 +2,9 @@
 # preload.exports: a preload library exports exactly the hooked malloc family
 # (C++ operator new and delete among them, src/hook/cxx.c),
 # the exec family, _exit and daemon (recorders write what they hold before the
-# program image goes), dlclose (the tracer looks at the modules at once), the calls that close or replace descriptors and pipe2 (heaphook's
+# program image goes), dlclose (the tracer looks at the modules at once),
+# the longjmp family (a jump out of a signal handler gives the recursion
+# guard back: src/hook/jump.c), the calls that close or replace descriptors and pipe2 (heaphook's
 # own descriptors stay open: src/hook/fds.c) and
 # heaphook's public API (a plug-in also hh_allocator_get), nothing else.
 # usage: exports.sh NAME=LIBRARY[:plugin] ...
@@ -10,6 +12,7 @@ set -u
 hooked="malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc
 pvalloc malloc_usable_size free_sized free_aligned_sized
 execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit daemon dlclose dl_iterate_phdr
+longjmp _longjmp siglongjmp __longjmp_chk
 close close_range closefrom dup2 dup3 pipe2
 _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t _ZnwmSt11align_val_t _ZnamSt11align_val_t
 _ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t

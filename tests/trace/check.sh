@@ -1484,6 +1484,29 @@ PY
       done
     done
     ;;
+  signal_longjmp)
+    # A thread that leaves SIGALRM handlers by siglongjmp, 20 times, often
+    # from inside heaphook (signal_longjmp.c): then 1,000 allocations of
+    # after(), and _exit or an exec. Each run ends with the plain run's
+    # output, nothing on stderr, a whole trace, and after()'s 1,000
+    # allocations in it (none were, nor, with _exit, the trace's end).
+    for how in exit exec; do
+      for env in "LD_PRELOAD=$HH_HEAPTRACK" "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1"; do
+        rm -f "$dir"/j.*.hhtrace
+        timeout -s KILL 60 env $env HEAPHOOK_TRACE_CHILDREN=0 HEAPHOOK_OUTPUT="$dir/j.%p.hhtrace" \
+          "$HH_SIGNAL_LONGJMP" "$how" >o 2>e
+        rc=$?
+        [ $rc = 0 ] || fail "$how ($env): exit status $rc: $(cat e)"
+        [ -s e ] && fail "$how ($env): stderr: $(cat e)"
+        "$HH_SIGNAL_LONGJMP" "$how" >plain.out 2>/dev/null
+        cmp -s o plain.out || fail "$how ($env): output $(cat o), not $(cat plain.out)"
+        j_trace=$(one_file "$dir/j.*.hhtrace")
+        read_whole "$j_trace" "$how ($env)"
+        [ "$(site_counts "$j_trace" after)" = 1000 ] ||
+          fail "$how ($env): allocations of after(): $(site_counts "$j_trace" after)"
+      done
+    done
+    ;;
   *) fail "unknown test" ;;
 esac
 echo "ok $what"

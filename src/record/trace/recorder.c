@@ -885,6 +885,13 @@ static void back_to_committed(tstate *ts) {
   if (ts->nevents != 0) ts->len = (size_t)(c & 0xffffffffu);
 }
 
+void hh__trace_abandoned(void) {
+  tstate *ts = tls_ts;
+  if (ts == NULL || t_locked_outside_hook) return;
+  back_to_committed(ts);
+  ts->chunk_time = 0; /* handed over at the next event (ev_begin), when it holds any */
+}
+
 static void on_thread_exit(void *arg) {
   tstate *ts = arg;
   if (ts == NULL || ts != tls_ts) return;

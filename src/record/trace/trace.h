@@ -39,4 +39,10 @@ void hh__trace_after_dlclose(void);
  * trace is finished as at exit (every thread's buffer, then END). */
 void hh__trace_before_exit(void);
 
+/* This thread left a recorder call part-way (a signal handler that
+ * interrupted it jumped out, src/hook/jump.c): the event it was writing
+ * is dropped, and the next one starts a new chunk (its deltas were told
+ * against the dropped one's). */
+void hh__trace_abandoned(void);
+
 #endif
