@@ -7,9 +7,9 @@
 # Interleaved rounds (CXX_ROUNDS, default 7) of: the glibc program
 # untraced, under libheaphook.so with no recorder (and under OLD_LIB, a
 # libheaphook.so of another build, when given), in full and sampled (512K)
-# tracing; the tcmalloc program (when libtcmalloc_minimal.so.4 is in
-# BENCH_PEER_DIR) untraced and under libheaphook.so with no recorder and
-# traced in full. Prints a Markdown table of the loop's median time (ms)
+# tracing; the tcmalloc program (built where libtcmalloc_minimal.so.4 is
+# installed) untraced, and under libheaphook.so with no recorder, traced
+# in full and sampled. Prints a Markdown table of the loop's median time (ms)
 # and its ratio to the same program untraced.
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 <build dir> [OLD_LIB]" >&2; exit 2; }
@@ -41,6 +41,7 @@ for r in $(seq "$ROUNDS"); do
     one tcm "$TCM"
     one tcm_hh "$TCM" LD_PRELOAD="$HH"
     one tcm_full "$TCM" LD_PRELOAD="$HH" HEAPHOOK_RECORD=trace
+    one tcm_sampled "$TCM" LD_PRELOAD="$HH" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=512K
   fi
 done
 
@@ -62,5 +63,6 @@ row glibc_sampled glibc "+ libheaphook.so, sampled 512K"
 row tcm tcm "linked with tcmalloc, untraced"
 row tcm_hh tcm "+ libheaphook.so, no recorder (heaphook serves new/delete through tcmalloc)"
 row tcm_full tcm "+ libheaphook.so, full trace"
+row tcm_sampled tcm "+ libheaphook.so, sampled 512K"
 echo
 echo "$STEPS steps a run; \`bench/cxx_bench.sh $*\`, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')."

@@ -181,7 +181,10 @@ static __attribute__((noinline, cold)) void *decide(enum op op) {
 /* The definition to jump to, or NULL to serve the call here. */
 static inline void *forward(enum op op) {
   void *next = atomic_load_explicit(&next_op[op], memory_order_relaxed);
-  return likely(next != NULL) ? next : decide(op);
+  if (likely(next != NULL)) return next;
+  /* (served here: decided, and no next definition; decide was 11% of a
+   * tcmalloc program's C++ churn, sampled) */
+  return atomic_load_explicit(&decided, memory_order_acquire) ? NULL : decide(op);
 }
 
 typedef void (*new_handler)(void);

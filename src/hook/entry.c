@@ -6,6 +6,7 @@
  * bad_alloc behaviour intact. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -79,8 +80,38 @@ static inline bool direct_free(int p, void *ptr) {
   return p == HH_PATH_LIBC || (p == HH_PATH_MARKED && !marked(ptr));
 }
 
+/* HH_PATH_LEAD (runtime.h): the requests the lead path serves itself, far
+ * below the hook's MAX_REQUEST (no overflow with the lead added). */
+#define LEAD_MAX ((size_t)1 << 46)
+
+/* A block of size bytes, not sampled, with a plain lead in front
+ * (block.h); NULL with errno ENOMEM. */
+static void *lead_block(size_t size, bool zero) {
+  size_t n = (size ? size : 1) + HH_SAMPLED_LEAD;
+  char *base = zero ? hh__fast.alloc_zeroed(n) : hh__fast.alloc(n, 1);
+  if (unlikely(base == NULL)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  char *user = base + HH_SAMPLED_LEAD;
+  hh__block_header(user)->lead16 = HH_SAMPLED_LEAD / 16;
+  hh__block_header(user)->magic = HH_BLOCK_MAGIC;
+  return user;
+}
+
+/* True when ptr is a plain lead block of the lead path: its header word
+ * says lead HH_SAMPLED_LEAD and not sampled (a bootstrap block's says
+ * lead 0; an aligned block's a longer lead). */
+static inline bool plain_lead(void *ptr) {
+  const hh_block_header *h = hh__block_header(ptr);
+  return likely(ptr != NULL) && likely(h->magic == HH_BLOCK_MAGIC) &&
+         likely(h->lead16 == HH_SAMPLED_LEAD / 16);
+}
+
 EXPORT void *malloc(size_t size) {
-  if (direct_alloc(path(), size)) return __libc_malloc(size);
+  int p = path();
+  if (direct_alloc(p, size)) return __libc_malloc(size);
+  if (p == HH_PATH_LEAD && size < LEAD_MAX && hh__sample_skip(size)) return lead_block(size, false);
   NOTE_CFA();
   return hh__malloc(size);
 }
@@ -95,6 +126,9 @@ EXPORT void free(void *ptr) {
   } else if (direct_free(p, ptr)) {
     if (likely(!hh__bootstrap_owns(ptr))) __libc_free(ptr);
     return;
+  } else if (p == HH_PATH_LEAD && plain_lead(ptr)) {
+    hh__fast.dealloc((char *)ptr - HH_SAMPLED_LEAD);
+    return;
   }
   hh__free(ptr);
 }
@@ -104,6 +138,9 @@ EXPORT void *calloc(size_t nmemb, size_t size) {
   size_t total;
   if (likely(p == HH_PATH_LIBC) || (!__builtin_mul_overflow(nmemb, size, &total) && direct_alloc(p, total)))
     return __libc_calloc(nmemb, size);
+  if (p == HH_PATH_LEAD && hh__fast.alloc_zeroed != NULL && !__builtin_mul_overflow(nmemb, size, &total) &&
+      total < LEAD_MAX && hh__sample_skip(total))
+    return lead_block(total, true);
   NOTE_CFA();
   return hh__calloc(nmemb, size);
 }

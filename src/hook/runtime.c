@@ -137,13 +137,23 @@ static void place_recorders(const char *spec) {
      * that header is read in front of every block, which only allocators
      * known to keep a size word there allow; the others get a prefix. So
      * with sampling and no prefix, a sampled block has a lead of its own. */
-    if (hh__rt.prefix == 0 && !size_word_in_front(hh__rt.alloc)) hh__rt.prefix = HH_SAMPLED_LEAD;
+    if (hh__rt.prefix == 0 && !size_word_in_front(hh__rt.alloc)) {
+      hh__rt.prefix = HH_SAMPLED_LEAD;
+      hh__rt.lead_only = true;
+    }
   }
 }
 
 /* The exported functions' way to serve calls (runtime.h, hh_fast). */
 static int choose_path(void) {
   const hh_runtime *rt = &hh__rt;
+  bool every = rt->on_alloc.n + rt->on_free.n + rt->on_realloc_begin.n + rt->on_realloc.n != 0;
+  if (rt->lead_only && rt->sample_period != 0 && !every && rt->n_on_call == 0) {
+    hh__fast.alloc = rt->alloc->alloc;
+    hh__fast.alloc_zeroed = rt->alloc->alloc_zeroed;
+    hh__fast.dealloc = rt->alloc->dealloc;
+    return HH_PATH_LEAD;
+  }
   if (rt->alloc != hh__libc_allocator_get() || rt->prefix != 0 || rt->n_on_call != 0) return HH_PATH_HOOK;
   if (rt->on_alloc.n + rt->on_free.n + rt->on_realloc_begin.n + rt->on_realloc.n != 0) return HH_PATH_HOOK;
   return rt->sample_period != 0 ? HH_PATH_SAMPLED : HH_PATH_LIBC;

@@ -37,6 +37,7 @@ typedef struct hh_runtime {
   } on_alloc, on_free, on_realloc_begin, on_realloc;
   struct hh_callbacks sampled_alloc, sampled_free, sampled_realloc_begin, sampled_realloc;
   uint64_t sample_period; /* of the sampled recorders; 0: none */
+  bool lead_only;         /* the prefix is sampling's lead alone (HH_PATH_LEAD) */
   int n_on_call;
   void (*on_call[HH_MAX_RECORDERS])(hh_fn fn);
   bool stats; /* HEAPHOOK_STATS: allocator report at exit */
@@ -57,14 +58,26 @@ extern hh_runtime hh__rt;
  *                    header of ours (block.h, sampled ones), which go
  *                    through the hook;
  *   HH_PATH_MARKED   as HH_PATH_SAMPLED with nothing sampled: from exit on,
- *                    when recording stops, for the marked blocks still live.
+ *                    when recording stops, for the marked blocks still live;
+ *   HH_PATH_LEAD     sampling over an allocator with no size word in front
+ *                    of its blocks (the program's own, a plug-in), whose
+ *                    blocks then all carry a lead of HH_SAMPLED_LEAD bytes
+ *                    and nothing else: malloc and calloc the sampler skips,
+ *                    and free of a plain lead block, straight to the
+ *                    allocator (hh_fast's alloc, alloc_zeroed, dealloc);
+ *                    everything else through the hook.
  * Set once the hook is READY. */
-enum { HH_PATH_HOOK, HH_PATH_LIBC, HH_PATH_SAMPLED, HH_PATH_MARKED };
+enum { HH_PATH_HOOK, HH_PATH_LIBC, HH_PATH_SAMPLED, HH_PATH_MARKED, HH_PATH_LEAD };
 
 /* What the exported functions read on every call, in one cache line: a
  * program that streams through its heap evicts whatever else they read. */
 typedef struct hh_fast {
   atomic_int path; /* HH_PATH_* */
+  /* HH_PATH_LEAD's: the allocator's operations (alloc_zeroed NULL: calloc
+   * through the hook) */
+  void *(*alloc)(size_t size, size_t align);
+  void *(*alloc_zeroed)(size_t size);
+  void (*dealloc)(void *ptr);
 } hh_fast;
 extern hh_fast hh__fast __attribute__((visibility("hidden")));
 extern atomic_int hh__state;

@@ -90,6 +90,17 @@ if "$cli" report "$work/sampled/t.hhtrace" >/dev/null 2>"$work/sampled.report-er
 else
   fail "sampled: report: $(cat "$work/sampled.report-err")"
 fi
+# A period that samples next to nothing: the blocks go through sampling's
+# lead path (every block 16 bytes into the allocator's, src/hook/entry.c),
+# operator new's and the free of the allocator's own block among them.
+run sampled_1m "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1M HEAPHOOK_OUTPUT=t.hhtrace -- own
+passes sampled_1m
+err_empty sampled_1m
+if "$cli" report "$work/sampled_1m/t.hhtrace" >/dev/null 2>"$work/sampled_1m.report-err"; then
+  ok "sampled_1m: trace reads"
+else
+  fail "sampled_1m: report: $(cat "$work/sampled_1m.report-err")"
+fi
 run heaptrack "$heaptrack" -- own
 passes heaptrack
 if ls "$work"/heaptrack/heaplog.*.hhtrace >/dev/null 2>&1; then ok "heaptrack: heaplog written"; else fail "heaptrack: no heaplog"; fi

@@ -171,8 +171,10 @@ case $what in
     # more. Every sampled block of known.c's functions (which free all they
     # allocate) is freed once. Periods of 512 B and 4 KiB: most and few of the
     # allocations sampled. The hook's sampler runs inline in the exported
-    # functions, on glibc, and behind the hook layer, on TLSF.
-    for run in "512 libc" "4K libc" "1K tlsf"; do
+    # functions, on glibc, and behind the hook layer, on TLSF; on a plug-in
+    # (no size word in front of its blocks) inline too, every block with a
+    # lead (the lead path, src/hook/entry.c).
+    for run in "512 libc" "4K libc" "1K tlsf" "4K $HH_SIMPLE"; do
       set -- $run
       rm -f "$dir"/x.*.hhtrace
       run_known x LD_PRELOAD="$HH_LIB" HEAPHOOK_ALLOCATOR="$2" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE="$1" \
