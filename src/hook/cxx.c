@@ -125,6 +125,13 @@ static const enum op unsized_form[N_OPS] = {
     [DELETE_ARRAY_SIZED_ALIGNED] = DELETE_ALIGNED,
 };
 
+/* True when fn is defined in this library. */
+static bool in_this_library(void *fn) {
+  Dl_info at, self;
+  return dladdr(fn, &at) != 0 && dladdr((void *)in_this_library, &self) != 0 &&
+         at.dli_fbase == self.dli_fbase;
+}
+
 /* True when the library that defines fn also defines malloc. */
 static bool from_an_allocator(void *fn) {
   Dl_info info;
@@ -149,29 +156,46 @@ static __attribute__((noinline, cold)) void *decide(enum op op) {
     /* (what the loader allocates for the look-ups is heaphook's, not the
      * program's: the recorders do not hear of it) */
     hh_guard guard = hh__guard_enter();
-    void *found[N_OPS];
-    for (int i = 0; i < N_OPS; i++) found[i] = dlsym(RTLD_NEXT, names[i]);
-    bool forward = found[NEW] != NULL && !from_an_allocator(found[NEW]);
-    /* libstdc++'s array and sized forms only call its plain ones, by the
-     * names that bind here: each took two trips through this file (a C++
-     * new[]/delete[] churn ran 4% slower with no recorder). Where the
-     * runtime defines both, a form goes straight to its plain one. */
-    void *unsized[N_OPS] = {0};
-    for (int i = 0; forward && i < N_OPS; i++) {
-      enum op u = unsized_form[i]; /* (NEW: none) */
-      if (u != NEW && found[i] != NULL && found[u] != NULL && same_library(found[i], found[u]))
-        unsized[i] = found[u];
+    void *found[N_OPS], *global[N_OPS];
+    for (int i = 0; i < N_OPS; i++) {
+      found[i] = dlsym(RTLD_NEXT, names[i]);
+      global[i] = dlsym(RTLD_DEFAULT, names[i]);
     }
-    for (int i = 0; forward && i < N_OPS; i++) {
-      enum op plain = base_form[i];
-      if (plain != (enum op)i && found[i] != NULL && found[plain] != NULL &&
-          same_library(found[i], found[plain]))
-        found[i] = found[plain];
+    bool forward = found[NEW] != NULL && !from_an_allocator(found[NEW]);
+    void *next[N_OPS] = {0}, *unsized[N_OPS] = {0};
+    for (int i = 0; i < N_OPS; i++) {
+      enum op plain = base_form[i], u = unsized_form[i]; /* (u NEW: none) */
+      /* A plain form the program replaced (C++ lets it; the executable's
+       * definition comes first) is what the runtime's array and sized
+       * forms call, by name: found by review, new[] and sized deletes
+       * went past a replaced operator new and delete, and free() got the
+       * program's own blocks. */
+      bool replaced = plain != (enum op)i && global[plain] != NULL && !in_this_library(global[plain]);
+      bool replaced_u = u != NEW && global[u] != NULL && !in_this_library(global[u]);
+      if (forward) {
+        /* libstdc++'s array and sized forms only call its plain ones, by
+         * the names that bind here: each took two trips through this file
+         * (a C++ new[]/delete[] churn ran 4% slower with no recorder).
+         * Where the runtime defines both, and the plain one is not
+         * replaced, a form goes straight to the runtime's plain one. */
+        next[i] = found[i];
+        if (!replaced && plain != (enum op)i && found[i] != NULL && found[plain] != NULL &&
+            same_library(found[i], found[plain]))
+          next[i] = found[plain];
+        if (!replaced_u && u != NEW && found[i] != NULL && found[u] != NULL &&
+            same_library(found[i], found[u]))
+          unsized[i] = found[u];
+      } else {
+        /* served here: an array or sized form goes to the program's
+         * replacement of its plain one, as the runtime's would */
+        if (replaced) next[i] = global[plain];
+        if (replaced_u) unsized[i] = global[u];
+      }
     }
     hh__guard_leave(guard);
-    for (int i = 0; forward && i < N_OPS; i++) {
+    for (int i = 0; i < N_OPS; i++) {
       atomic_store_explicit(&unsized_op[i], unsized[i], memory_order_relaxed);
-      atomic_store_explicit(&next_op[i], found[i], memory_order_relaxed);
+      atomic_store_explicit(&next_op[i], next[i], memory_order_relaxed);
     }
     atomic_store_explicit(&decided, true, memory_order_release);
   }
@@ -182,9 +206,12 @@ static __attribute__((noinline, cold)) void *decide(enum op op) {
 static inline void *forward(enum op op) {
   void *next = atomic_load_explicit(&next_op[op], memory_order_relaxed);
   if (likely(next != NULL)) return next;
-  /* (served here: decided, and no next definition; decide was 11% of a
-   * tcmalloc program's C++ churn, sampled) */
-  return atomic_load_explicit(&decided, memory_order_acquire) ? NULL : decide(op);
+  /* (decided: served here, unless the decision was made meanwhile; decide
+   * was 11% of a tcmalloc program's C++ churn, sampled, when called each
+   * time) */
+  if (atomic_load_explicit(&decided, memory_order_acquire))
+    return atomic_load_explicit(&next_op[op], memory_order_relaxed);
+  return decide(op);
 }
 
 typedef void (*new_handler)(void);
@@ -291,8 +318,11 @@ DEFINE_NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t, NEW_ARRAY_ALIGNED
       plain uargs;                                                                    \
       return;                                                                         \
     }                                                                                 \
-    type next = (type)forward(op);                                                    \
-    if (next != NULL)                                                                 \
+    type next = (type)forward(op); /* (decides: unsized_op is set from then on) */    \
+    plain = (utype)atomic_load_explicit(&unsized_op[op], memory_order_relaxed);       \
+    if (plain != NULL)                                                                \
+      plain uargs;                                                                    \
+    else if (next != NULL)                                                            \
       next args;                                                                      \
     else                                                                              \
       hh__own_free(ptr);                                                              \

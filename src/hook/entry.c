@@ -87,6 +87,9 @@ static inline bool direct_free(int p, void *ptr) {
 /* A block of size bytes, not sampled, with a plain lead in front
  * (block.h); NULL with errno ENOMEM. */
 static void *lead_block(size_t size, bool zero) {
+  /* (hh_fast's operations were set before the path, read relaxed; no
+   * instruction on x86-64) */
+  atomic_thread_fence(memory_order_acquire);
   size_t n = (size ? size : 1) + HH_SAMPLED_LEAD;
   char *base = zero ? hh__fast.alloc_zeroed(n) : hh__fast.alloc(n, 1);
   if (unlikely(base == NULL)) {
@@ -127,6 +130,7 @@ EXPORT void free(void *ptr) {
     if (likely(!hh__bootstrap_owns(ptr))) __libc_free(ptr);
     return;
   } else if (p == HH_PATH_LEAD && plain_lead(ptr)) {
+    atomic_thread_fence(memory_order_acquire); /* (as in lead_block) */
     hh__fast.dealloc((char *)ptr - HH_SAMPLED_LEAD);
     return;
   }

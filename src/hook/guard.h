@@ -52,7 +52,9 @@ bool hh__guard_abandoned(uintptr_t cfa);
 /* The call that set the guard is gone (a jump out of a signal handler
  * that interrupted it, jump.c, or hh__guard_abandoned): the guard is
  * cleared, and the tracer drops the event it may have been writing. */
-void hh__guard_release(void);
+/* False, with the guard left set, where the tracer cannot let the call go
+ * (hh__trace_abandoned). */
+bool hh__guard_release(void);
 
 /* Whether the guard is set by a call still running (see above). */
 static inline bool hh__guard_held(uintptr_t cfa) {

@@ -38,13 +38,13 @@ bool hh__guard_abandoned(uintptr_t cfa) {
   bool alternate = sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) != 0;
   errno = saved;
   if (alternate) return false;
-  hh__guard_release();
-  return true;
+  return hh__guard_release();
 }
 
-void hh__guard_release(void) {
-  hh__trace_abandoned();
+bool hh__guard_release(void) {
+  if (!hh__trace_abandoned()) return false;
   hh__guard_drop();
+  return true;
 }
 
 /* The recorders when HEAPHOOK_RECORD is unset: defined by preload libraries

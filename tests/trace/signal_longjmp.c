@@ -14,7 +14,14 @@
  * interrupted a recorder: every later allocation of the thread went
  * unrecorded (after() was missing), and an exec or _exit took the
  * thread's buffered events with it, and with _exit the trace's end
- * (src/hook/jump.c). */
+ * (src/hook/jump.c).
+ *
+ * With argv[2] "misses", churn() allocates from frames of 4000 sizes (a
+ * new call stack for the tracer at each of the first 4000 allocations,
+ * taken under its locks) and the loop runs 200 times: a jump out of a
+ * new stack's capture left its meta lock taken, and with the guard given
+ * back the thread took the lock again: the process hung (found by
+ * review). */
 #define _GNU_SOURCE
 #include <link.h>
 #include <setjmp.h>
@@ -68,6 +75,19 @@ __attribute__((noinline)) static void churn(void) {
   }
 }
 
+/* A block from a frame of k * 16 bytes more: a call stack of its own. */
+__attribute__((noinline)) static void leaf(unsigned k) {
+  volatile char pad[k * 16 + 1];
+  pad[0] = 0;
+  void *volatile p = malloc(300);
+  free(p);
+  (void)pad[0];
+}
+
+__attribute__((noinline)) static void churn_misses(void) {
+  for (unsigned k = 0;; k++) leaf(k % 4000);
+}
+
 __attribute__((noinline)) static void after(void) {
   void *blocks[1000];
   for (int i = 0; i < 1000; i++) blocks[i] = malloc(24);
@@ -84,10 +104,14 @@ int main(int argc, char **argv) {
   sa.sa_sigaction = on_alarm;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
   sigaction(SIGALRM, &sa, NULL);
-  for (volatile int i = 0; i < 20; i++) {
+  int misses = argc > 2 && strcmp(argv[2], "misses") == 0;
+  for (volatile int i = 0; i < (misses ? 200 : 20); i++) {
     if (sigsetjmp(back, 1) == 0) {
       arm(500);
-      churn();
+      if (misses)
+        churn_misses();
+      else
+        churn();
     }
   }
   after();

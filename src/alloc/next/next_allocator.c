@@ -108,11 +108,16 @@ const hh_allocator *hh__next_allocator_find(void) {
   void *fns[sizeof needed / sizeof needed[0]];
   for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++) {
     fns[i] = from(needed[i], info.dli_fbase);
-    if (fns[i] == NULL)
-      hh__die(
-          "malloc comes from %s, which has no %s of its own: heaphook cannot stand in front of it (glibc's "
-          "would be given its blocks)",
+    if (fns[i] == NULL) {
+      /* As before there was this lookup: glibc serves the program (a
+       * debugging preload such as libmemusage.so wraps glibc's malloc
+       * and lacks these; one with a heap of its own is bypassed). */
+      hh__log(
+          "malloc comes from %s, which has no %s of its own: heaphook serves the program from glibc's "
+          "malloc instead, past that library",
           path, needed[i]);
+      return NULL;
+    }
   }
   next.malloc = (malloc_fn)m;
   next.free = (free_fn)fns[0];

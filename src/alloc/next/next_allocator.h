@@ -12,9 +12,10 @@
 
 /* Looks up the malloc after heaphook's (once, at start-up: dlsym
  * allocates). NULL when it is glibc's; else the table that forwards to it,
- * named after the library that defines it. Ends the process with one line
+ * named after the library that defines it. NULL too, said in one line,
  * when that library lacks a function heaphook would need from it (glibc's
- * would then be handed its blocks). */
+ * would be handed its blocks): glibc then serves the program, as before
+ * heaphook looked. */
 const hh_allocator *hh__next_allocator_find(void);
 
 /* Where blocks that are not the chosen allocator's go (hook/api.c,

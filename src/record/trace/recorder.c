@@ -885,11 +885,13 @@ static void back_to_committed(tstate *ts) {
   if (ts->nevents != 0) ts->len = (size_t)(c & 0xffffffffu);
 }
 
-void hh__trace_abandoned(void) {
+bool hh__trace_abandoned(void) {
+  if (hh__tr_busy > 0) return false;
   tstate *ts = tls_ts;
-  if (ts == NULL || t_locked_outside_hook) return;
+  if (ts == NULL || t_locked_outside_hook) return true;
   back_to_committed(ts);
   ts->chunk_time = 0; /* handed over at the next event (ev_begin), when it holds any */
+  return true;
 }
 
 static void on_thread_exit(void *arg) {

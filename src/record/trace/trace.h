@@ -43,6 +43,12 @@ void hh__trace_before_exit(void);
  * interrupted it jumped out, src/hook/jump.c): the event it was writing
  * is dropped, and the next one starts a new chunk (its deltas were told
  * against the dropped one's). */
-void hh__trace_abandoned(void);
+/* Returns false, and does nothing, when the thread left it inside a
+ * stretch that holds the tracer's locks or state (hh__tr_busy: a new call
+ * stack, a buffer handed over, the periodic records): given back, the
+ * guard let the thread take the meta lock it still held, and the process
+ * hung (found by review); the thread then records no more, as before
+ * there was jump.c. */
+bool hh__trace_abandoned(void);
 
 #endif
