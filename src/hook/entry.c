@@ -10,6 +10,7 @@
 #include <link.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -331,6 +332,41 @@ static bool in_this_library(void *sym) {
          at.dli_fbase == self.dli_fbase;
 }
 
+/* The libraries loaded at start-up, in the loader's order (which is
+ * the order it looks for symbols in, the program's own first). */
+struct loaded {
+  const char *name[64];
+  int n;
+};
+
+static int note_loaded(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  struct loaded *l = arg;
+  if (info->dlpi_name != NULL && info->dlpi_name[0] != '\0' && l->n < 64) l->name[l->n++] = info->dlpi_name;
+  return 0;
+}
+
+/* The path of the first library that defines malloc itself, when it is
+ * not this one; NULL when it is (or none is found). dlopen is called once
+ * the list is made: not inside dl_iterate_phdr, which holds the loader's
+ * lock. */
+static const char *first_malloc_library(void) {
+  static struct loaded l;
+  l.n = 0;
+  dl_iterate_phdr(note_loaded, &l);
+  for (int i = 0; i < l.n; i++) {
+    void *lib = dlopen(l.name[i], RTLD_LAZY | RTLD_NOLOAD);
+    if (lib == NULL) continue;
+    void *m = dlsym(lib, "malloc"); /* (its own, or one of its dependencies') */
+    Dl_info at;
+    bool own =
+        m != NULL && dladdr(m, &at) != 0 && at.dli_fname != NULL && strcmp(at.dli_fname, l.name[i]) == 0;
+    dlclose(lib);
+    if (own) return in_this_library(m) ? NULL : l.name[i];
+  }
+  return NULL;
+}
+
 /* The program's malloc is not this library's: the program defines one
  * itself (an allocator linked in statically, as Redis links jemalloc), or
  * a library preloaded ahead of this one does. None of the program's calls
@@ -342,10 +378,15 @@ static void say_malloc_is_elsewhere(void *def) {
   Dl_info at;
   const ElfW(Sym) *sym = NULL;
   if (dladdr1(def, &at, (void **)&sym, RTLD_DL_SYMENT) == 0) return;
-  /* A program that takes malloc's address (python3 does) has a stub in its
-   * PLT stand for it, listed as undefined: its calls go on to heaphook. */
-  if (sym == NULL || sym->st_shndx == SHN_UNDEF) return;
   const char *where = at.dli_fname != NULL && *at.dli_fname != '\0' ? at.dli_fname : "the program itself";
+  /* A program that takes malloc's address (python3 does) has a stub in its
+   * PLT stand for it, listed as undefined: its calls go on to the first
+   * library that defines malloc, heaphook unless one is preloaded ahead
+   * of it (review found that case unsaid). */
+  if (sym == NULL || sym->st_shndx == SHN_UNDEF) {
+    where = first_malloc_library();
+    if (where == NULL) return;
+  }
   hh__log(
       "malloc is defined ahead of heaphook, in %s: none of the program's allocations reach heaphook (preload "
       "heaphook first; a program with an allocator linked in statically cannot be followed)",

@@ -8,8 +8,9 @@
 # do: a malloc found ahead of it, an allocator without posix_memalign
 # (glibc serves the program then).
 # usage: own_allocator.sh HEAPHOOK_LIB HEAPTRACK_LIB HEAPHOOK_CLI PROG OWN_LIB OWN_LIB_NO_MEMALIGN
+#   MALLOC_ADDRESS_PROG
 set -u
-heaphook=$1 heaptrack=$2 cli=$3 prog=$4 own=$5 own_no_memalign=$6
+heaphook=$1 heaptrack=$2 cli=$3 prog=$4 own=$5 own_no_memalign=$6 address_prog=$7
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0
@@ -117,6 +118,21 @@ err_empty tlsf
 run ahead "$own $heaphook" HEAPHOOK_RECORD=counts HEAPHOOK_LOG=/dev/null -- own
 passes ahead
 err_is ahead "heaphook: malloc is defined ahead of heaphook, in $own: none of the program's allocations reach heaphook (preload heaphook first; a program with an allocator linked in statically cannot be followed)"
+# The same for a program without PIE that takes malloc's address (its
+# malloc is then a stub in its own PLT, python3's case): said when the
+# library ahead defines malloc, not said when heaphook is first.
+for order in "$own $heaphook" "$heaphook"; do
+  LD_PRELOAD="$order" HEAPHOOK_RECORD=counts HEAPHOOK_LOG=/dev/null "$address_prog" >"$work/addr.out" 2>"$work/addr.err"
+  rc=$?
+  if [ "$order" = "$heaphook" ]; then want=""; else
+    want="heaphook: malloc is defined ahead of heaphook, in $own: none of the program's allocations reach heaphook (preload heaphook first; a program with an allocator linked in statically cannot be followed)"
+  fi
+  if [ $rc = 0 ] && [ "$(cat "$work/addr.out")" = ok ] && [ "$(cat "$work/addr.err")" = "$want" ]; then
+    ok "malloc's address, LD_PRELOAD=$order: says ${want:-nothing}"
+  else
+    fail "malloc's address, LD_PRELOAD=$order: status $rc; out $(cat "$work/addr.out"); err $(cat "$work/addr.err")"
+  fi
+done
 # ... and an allocator without a posix_memalign of its own (glibc's would
 # be given its blocks): glibc serves the program then, as before heaphook
 # looked for the allocator after it (a debugging preload such as
