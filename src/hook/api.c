@@ -6,9 +6,13 @@
  * the recorders. Blocks that are not the allocator's (bootstrap blocks,
  * glibc blocks from before heaphook took over) are recognised on the way
  * in and sent where they belong. */
+#define _GNU_SOURCE /* process_vm_readv */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "alloc/next/next_allocator.h"
 #include "base/glibc.h"
@@ -29,9 +33,40 @@
 
 enum owner { OWN, BOOTSTRAP, FOREIGN };
 
+/* A block of the program's own allocator's own API (jemalloc's mallocx)
+ * may start a mapping: its header word is then read only when the page in
+ * front is mapped (until 2026-11-28 a large mallocx block passed to free,
+ * sampled or with a recorder's bytes, killed the program with SIGSEGV:
+ * preload.bare_allocator_*). heaphook's own page-aligned blocks (valloc,
+ * over-aligned ones) have their lead in the same mapping. */
+bool hh__block_front_mapped(const void *user) {
+  int saved = errno;
+  char word[HH_BLOCK_HEADER];
+  struct iovec here = {word, sizeof word};
+  struct iovec there = {(char *)user - HH_BLOCK_HEADER, sizeof word};
+  ssize_t n = process_vm_readv(getpid(), &here, 1, &there, 1, 0);
+  bool mapped;
+  if (n == (ssize_t)sizeof word) {
+    mapped = true;
+  } else if (n < 0 && errno == EFAULT) {
+    mapped = false;
+  } else {
+    /* (a sandbox that refuses the call: whether a mapping is there) */
+    unsigned char in_core;
+    mapped = mincore((char *)user - hh__rt.page, hh__rt.page, &in_core) == 0;
+  }
+  errno = saved;
+  return mapped;
+}
+
 static enum owner owner_of(void *ptr) {
   if (unlikely(hh__bootstrap_owns(ptr))) return BOOTSTRAP;
-  if (hh__rt.prefix != 0) return hh__block_is_ours(ptr) ? OWN : FOREIGN;
+  if (hh__rt.prefix != 0) {
+    if (unlikely(hh__rt.foreign_bare) && unlikely(!hh__block_front_on_page(ptr)) &&
+        !hh__block_front_mapped(ptr))
+      return FOREIGN;
+    return hh__block_is_ours(ptr) ? OWN : FOREIGN;
+  }
   if (hh__rt.alloc->owns != NULL && !hh__rt.alloc->owns(ptr)) return FOREIGN;
   return OWN;
 }

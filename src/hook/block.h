@@ -63,6 +63,16 @@ static inline bool hh__block_is_ours(const void *user) {
   return (hh__block_magic(user) | 1u) == HH_BLOCK_MAGIC_SAMPLED;
 }
 
+/* False when the header word of user lies on another page than user (a
+ * page-aligned pointer), which may be unmapped: the first block of a
+ * mapping, as jemalloc's and tcmalloc's large blocks can be. Mappings are
+ * at least 4 KiB apart on Linux whatever the page size. */
+static inline bool hh__block_front_on_page(const void *user) { return ((uintptr_t)user & 4095u) != 0; }
+
+/* Whether the header word of a page-aligned user pointer can be read
+ * (api.c): a system call. */
+bool hh__block_front_mapped(const void *user);
+
 static inline bool hh__block_is_sampled(const void *user) {
   return hh__block_magic(user) == HH_BLOCK_MAGIC_SAMPLED;
 }

@@ -105,10 +105,13 @@ static void *lead_block(size_t size, bool zero) {
 
 /* True when ptr is a plain lead block of the lead path: its header word
  * says lead HH_SAMPLED_LEAD and not sampled (a bootstrap block's says
- * lead 0; an aligned block's a longer lead). */
+ * lead 0; an aligned block's a longer lead). A page-aligned pointer takes
+ * the hook, which looks whether the page in front is mapped before it
+ * reads the header (a block of the allocator's own API may start a
+ * mapping: api.c, owner_of). */
 static inline bool plain_lead(void *ptr) {
   const hh_block_header *h = hh__block_header(ptr);
-  return likely(ptr != NULL) && likely(h->magic == HH_BLOCK_MAGIC) &&
+  return likely(ptr != NULL) && likely(hh__block_front_on_page(ptr)) && likely(h->magic == HH_BLOCK_MAGIC) &&
          likely(h->lead16 == HH_SAMPLED_LEAD / 16);
 }
 

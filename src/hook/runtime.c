@@ -239,6 +239,7 @@ static void start_up(void) {
    * interceptors. */
   const hh_allocator *own = test_setup ? NULL : hh__next_allocator_find();
   if (own != NULL && a == hh__libc_allocator_get()) a = own;
+  hh__rt.foreign_bare = own != NULL;
   check_allocator(a);
   read_options();
   long page = sysconf(_SC_PAGESIZE);

@@ -38,6 +38,11 @@ typedef struct hh_runtime {
   struct hh_callbacks sampled_alloc, sampled_free, sampled_realloc_begin, sampled_realloc;
   uint64_t sample_period; /* of the sampled recorders; 0: none */
   bool lead_only;         /* the prefix is sampling's lead alone (HH_PATH_LEAD) */
+  /* The program has an allocator of its own (src/alloc/next): blocks of
+   * its own API (jemalloc's mallocx) reach free, with nothing of the
+   * allocator's in front of them, maybe not even a mapped page (block.h,
+   * hh__block_front_mapped). */
+  bool foreign_bare;
   int n_on_call;
   void (*on_call[HH_MAX_RECORDERS])(hh_fn fn);
   bool stats; /* HEAPHOOK_STATS: allocator report at exit */
