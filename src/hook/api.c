@@ -292,7 +292,9 @@ static void free_as(hh_fn fn, void *ptr) {
       break;
   }
   if (recording()) note_free(fn, ptr);
-  hh__rt.alloc->dealloc(base_of(ptr));
+  void *base = base_of(ptr);
+  if (base != ptr) hh__block_forget(ptr);
+  hh__rt.alloc->dealloc(base);
 }
 
 void hh__free(void *ptr) {
@@ -348,8 +350,15 @@ static void *resize_own(hh_fn fn, void *ptr, size_t size) {
   }
   char *user;
   if (old_lead == lead) {
+    /* (the allocator may move the block and free the old one: no header
+     * is left there) */
+    uint32_t old_magic = lead != 0 ? hh__block_magic(ptr) : 0;
+    if (lead != 0) hh__block_forget(ptr);
     user = a_realloc((char *)ptr - old_lead, size + lead);
-    if (unlikely(user == NULL)) return fail(ENOMEM);
+    if (unlikely(user == NULL)) {
+      if (lead != 0) hh__block_header(ptr)->magic = old_magic;
+      return fail(ENOMEM);
+    }
     user += lead;
     if (lead != 0) {
       hh__block_header(user)->lead16 = (uint32_t)(lead / 16);
@@ -361,6 +370,7 @@ static void *resize_own(hh_fn fn, void *ptr, size_t size) {
     if (prefix != 0) memcpy(user - prefix, (char *)ptr - prefix, prefix - HH_BLOCK_HEADER);
     size_t old = own_usable(ptr);
     memcpy(user, ptr, old < size ? old : size);
+    if (old_lead != 0) hh__block_forget(ptr);
     hh__rt.alloc->dealloc((char *)ptr - old_lead);
   }
   if (rec) {

@@ -63,6 +63,15 @@ static inline bool hh__block_is_ours(const void *user) {
   return (hh__block_magic(user) | 1u) == HH_BLOCK_MAGIC_SAMPLED;
 }
 
+/* Clears the header of a block heaphook gives back: an allocator that keeps
+ * nothing in front of its blocks (jemalloc, tcmalloc) hands the bytes on as
+ * they are, and a block of its own API (mallocx) later found right behind
+ * a header left there was taken for heaphook's, and the allocator was
+ * given the block 16 bytes before it, another live one
+ * (preload.bare_allocator_reused*, until 2026-11-28). One store into the
+ * cache line the free has read. */
+static inline void hh__block_forget(void *user) { hh__block_header(user)->magic = 0; }
+
 /* False when the header word of user lies on another page than user (a
  * page-aligned pointer), which may be unmapped: the first block of a
  * mapping, as jemalloc's and tcmalloc's large blocks can be. Mappings are

@@ -135,6 +135,7 @@ EXPORT void free(void *ptr) {
     return;
   } else if (p == HH_PATH_LEAD && plain_lead(ptr)) {
     atomic_thread_fence(memory_order_acquire); /* (as in lead_block) */
+    hh__block_forget(ptr);
     hh__fast.dealloc((char *)ptr - HH_SAMPLED_LEAD);
     return;
   }
