@@ -125,13 +125,6 @@ static const enum op unsized_form[N_OPS] = {
     [DELETE_ARRAY_SIZED_ALIGNED] = DELETE_ALIGNED,
 };
 
-/* True when fn is defined in this library. */
-static bool in_this_library(void *fn) {
-  Dl_info at, self;
-  return dladdr(fn, &at) != 0 && dladdr((void *)in_this_library, &self) != 0 &&
-         at.dli_fbase == self.dli_fbase;
-}
-
 /* True when the library that defines fn also defines malloc. */
 static bool from_an_allocator(void *fn) {
   Dl_info info;
@@ -170,8 +163,8 @@ static __attribute__((noinline, cold)) void *decide(enum op op) {
        * forms call, by name: found by review, new[] and sized deletes
        * went past a replaced operator new and delete, and free() got the
        * program's own blocks. */
-      bool replaced = plain != (enum op)i && global[plain] != NULL && !in_this_library(global[plain]);
-      bool replaced_u = u != NEW && global[u] != NULL && !in_this_library(global[u]);
+      bool replaced = plain != (enum op)i && global[plain] != NULL && !hh__in_this_library(global[plain]);
+      bool replaced_u = u != NEW && global[u] != NULL && !hh__in_this_library(global[u]);
       if (forward) {
         /* libstdc++'s array and sized forms only call its plain ones, by
          * the names that bind here: each took two trips through this file

@@ -329,8 +329,8 @@ static void register_stop(void) {
   hh__guard_leave(guard);
 }
 
-/* True when sym lies in this library. */
-static bool in_this_library(void *sym) {
+/* True when sym lies in this library (own.h). */
+bool hh__in_this_library(const void *sym) {
   Dl_info at, self;
   return sym != NULL && dladdr(sym, &at) != 0 && dladdr((void *)hh__own_malloc, &self) != 0 &&
          at.dli_fbase == self.dli_fbase;
@@ -366,7 +366,7 @@ static const char *first_malloc_library(void) {
     bool own =
         m != NULL && dladdr(m, &at) != 0 && at.dli_fname != NULL && strcmp(at.dli_fname, l.name[i]) == 0;
     dlclose(lib);
-    if (own) return in_this_library(m) ? NULL : l.name[i];
+    if (own) return hh__in_this_library(m) ? NULL : l.name[i];
   }
   return NULL;
 }
@@ -378,7 +378,7 @@ static const char *first_malloc_library(void) {
  * copy of the hook (loaded by libheaphook.so, whose malloc the program
  * has: no other heaphook library is found first then). */
 static void say_malloc_is_elsewhere(void *def) {
-  if (!in_this_library(dlsym(RTLD_DEFAULT, "hh_allocator_of"))) return;
+  if (!hh__in_this_library(dlsym(RTLD_DEFAULT, "hh_allocator_of"))) return;
   Dl_info at;
   const ElfW(Sym) *sym = NULL;
   if (dladdr1(def, &at, (void **)&sym, RTLD_DL_SYMENT) == 0) return;

@@ -4,10 +4,14 @@
 #ifndef HH_HOOK_OWN_H
 #define HH_HOOK_OWN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void *hh__own_malloc(size_t size) __attribute__((visibility("hidden")));
 void *hh__own_aligned_alloc(size_t align, size_t size) __attribute__((visibility("hidden")));
 void hh__own_free(void *ptr) __attribute__((visibility("hidden")));
+
+/* True when sym (a function or object) lies in this library. */
+bool hh__in_this_library(const void *sym) __attribute__((visibility("hidden")));
 
 #endif

@@ -2,8 +2,8 @@
  *
  * Every function comes from the one library that defines the malloc after
  * heaphook's: a block must go back to the allocator that made it, so a
- * library without (say) its own posix_memalign is refused rather than
- * have glibc's serve the aligned blocks. */
+ * library without (say) its own posix_memalign is left out, said in one
+ * line, rather than have glibc's serve the aligned blocks. */
 #define _GNU_SOURCE
 #include "next_allocator.h"
 
