@@ -128,14 +128,7 @@ static const enum op unsized_form[N_OPS] = {
 /* True when the library that defines fn also defines malloc. */
 static bool from_an_allocator(void *fn) {
   Dl_info info;
-  if (dladdr(fn, &info) == 0 || info.dli_fname == NULL) return false;
-  void *lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-  if (lib == NULL) return false;
-  void *m = dlsym(lib, "malloc"); /* (the library's own, or its dependencies') */
-  Dl_info at;
-  bool own = m != NULL && dladdr(m, &at) != 0 && at.dli_fbase == info.dli_fbase;
-  dlclose(lib);
-  return own;
+  return dladdr(fn, &info) != 0 && info.dli_fname != NULL && hh__malloc_of(info.dli_fname) != NULL;
 }
 
 /* Made at the first call that finds no next definition: the calls go on

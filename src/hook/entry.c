@@ -336,6 +336,17 @@ bool hh__in_this_library(const void *sym) {
          at.dli_fbase == self.dli_fbase;
 }
 
+/* The malloc the library at path defines itself (own.h). */
+void *hh__malloc_of(const char *path) {
+  void *lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+  if (lib == NULL) return NULL;
+  void *m = dlsym(lib, "malloc"); /* (its own, or one of its dependencies') */
+  Dl_info at;
+  bool own = m != NULL && dladdr(m, &at) != 0 && at.dli_fname != NULL && strcmp(at.dli_fname, path) == 0;
+  dlclose(lib);
+  return own ? m : NULL;
+}
+
 /* The libraries loaded at start-up, in the loader's order (which is
  * the order it looks for symbols in, the program's own first). */
 struct loaded {
@@ -359,14 +370,8 @@ static const char *first_malloc_library(void) {
   l.n = 0;
   dl_iterate_phdr(note_loaded, &l);
   for (int i = 0; i < l.n; i++) {
-    void *lib = dlopen(l.name[i], RTLD_LAZY | RTLD_NOLOAD);
-    if (lib == NULL) continue;
-    void *m = dlsym(lib, "malloc"); /* (its own, or one of its dependencies') */
-    Dl_info at;
-    bool own =
-        m != NULL && dladdr(m, &at) != 0 && at.dli_fname != NULL && strcmp(at.dli_fname, l.name[i]) == 0;
-    dlclose(lib);
-    if (own) return hh__in_this_library(m) ? NULL : l.name[i];
+    void *m = hh__malloc_of(l.name[i]);
+    if (m != NULL) return hh__in_this_library(m) ? NULL : l.name[i];
   }
   return NULL;
 }

@@ -11,6 +11,11 @@ void *hh__own_malloc(size_t size) __attribute__((visibility("hidden")));
 void *hh__own_aligned_alloc(size_t align, size_t size) __attribute__((visibility("hidden")));
 void hh__own_free(void *ptr) __attribute__((visibility("hidden")));
 
+/* The malloc that the loaded library at path defines itself (not one of
+ * its dependencies'); NULL when it has none. Calls dlopen: not from inside
+ * malloc, nor from a dl_iterate_phdr callback. */
+void *hh__malloc_of(const char *path) __attribute__((visibility("hidden")));
+
 /* True when sym (a function or object) lies in this library. */
 bool hh__in_this_library(const void *sym) __attribute__((visibility("hidden")));
 
