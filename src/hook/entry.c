@@ -81,6 +81,13 @@ static inline bool direct_free(int p, void *ptr) {
   return p == HH_PATH_LIBC || (p == HH_PATH_MARKED && !marked(ptr));
 }
 
+/* HH_PATH_NEXT's functions (hh_fast's next: set before the path, which is
+ * read relaxed; the fence is no instruction on x86-64). */
+static inline const hh_next_fns *next_fns(void) {
+  atomic_thread_fence(memory_order_acquire);
+  return &hh__fast.next;
+}
+
 /* HH_PATH_LEAD (runtime.h): the requests the lead path serves itself, far
  * below the hook's MAX_REQUEST (no overflow with the lead added). */
 #define LEAD_MAX ((size_t)1 << 46)
@@ -118,6 +125,7 @@ static inline bool plain_lead(void *ptr) {
 EXPORT void *malloc(size_t size) {
   int p = path();
   if (direct_alloc(p, size)) return __libc_malloc(size);
+  if (p == HH_PATH_NEXT) return next_fns()->malloc(size);
   if (p == HH_PATH_LEAD && size < LEAD_MAX && hh__sample_skip(size)) return lead_block(size, false);
   NOTE_CFA();
   return hh__malloc(size);
@@ -133,6 +141,9 @@ EXPORT void free(void *ptr) {
   } else if (direct_free(p, ptr)) {
     if (likely(!hh__bootstrap_owns(ptr))) __libc_free(ptr);
     return;
+  } else if (p == HH_PATH_NEXT) {
+    if (likely(!hh__bootstrap_owns(ptr))) next_fns()->free(ptr);
+    return;
   } else if (p == HH_PATH_LEAD && plain_lead(ptr)) {
     atomic_thread_fence(memory_order_acquire); /* (as in lead_block) */
     hh__block_forget(ptr);
@@ -147,6 +158,7 @@ EXPORT void *calloc(size_t nmemb, size_t size) {
   size_t total;
   if (likely(p == HH_PATH_LIBC) || (!__builtin_mul_overflow(nmemb, size, &total) && direct_alloc(p, total)))
     return __libc_calloc(nmemb, size);
+  if (p == HH_PATH_NEXT) return next_fns()->calloc(nmemb, size);
   if (p == HH_PATH_LEAD && hh__fast.alloc_zeroed != NULL && !__builtin_mul_overflow(nmemb, size, &total) &&
       total < LEAD_MAX && hh__sample_skip(total))
     return lead_block(total, true);
@@ -161,6 +173,7 @@ EXPORT void *realloc(void *ptr, size_t size) {
   if (likely(p == HH_PATH_LIBC) || (direct_free(p, ptr) && direct_alloc(p, size))) {
     if (likely(!hh__bootstrap_owns(ptr))) return __libc_realloc(ptr, size);
   }
+  if (p == HH_PATH_NEXT && likely(!hh__bootstrap_owns(ptr))) return next_fns()->realloc(ptr, size);
   NOTE_CFA();
   return hh__realloc(ptr, size);
 }

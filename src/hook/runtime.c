@@ -154,6 +154,10 @@ static int choose_path(void) {
     hh__fast.dealloc = rt->alloc->dealloc;
     return HH_PATH_LEAD;
   }
+  if (rt->own_serves && rt->prefix == 0 && rt->n_recorders == 0) {
+    hh__fast.next = hh__next_allocator_fns();
+    return HH_PATH_NEXT;
+  }
   if (rt->alloc != hh__libc_allocator_get() || rt->prefix != 0 || rt->n_on_call != 0) return HH_PATH_HOOK;
   if (rt->on_alloc.n + rt->on_free.n + rt->on_realloc_begin.n + rt->on_realloc.n != 0) return HH_PATH_HOOK;
   return rt->sample_period != 0 ? HH_PATH_SAMPLED : HH_PATH_LIBC;
@@ -238,7 +242,10 @@ static void start_up(void) {
    * the tests that link the hook layer: after them come the sanitizers'
    * interceptors. */
   const hh_allocator *own = test_setup ? NULL : hh__next_allocator_find();
-  if (own != NULL && a == hh__libc_allocator_get()) a = own;
+  if (own != NULL && a == hh__libc_allocator_get()) {
+    a = own;
+    hh__rt.own_serves = true;
+  }
   hh__rt.foreign_bare = own != NULL;
   check_allocator(a);
   read_options();

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc/next/next_allocator.h"
 #include "heaphook/allocator.h"
 #include "record/recorder.h"
 
@@ -43,6 +44,7 @@ typedef struct hh_runtime {
    * allocator's in front of them, maybe not even a mapped page (block.h,
    * hh__block_front_mapped). */
   bool foreign_bare;
+  bool own_serves; /* ... and it is the allocator (alloc is src/alloc/next's) */
   int n_on_call;
   void (*on_call[HH_MAX_RECORDERS])(hh_fn fn);
   bool stats; /* HEAPHOOK_STATS: allocator report at exit */
@@ -70,9 +72,14 @@ extern hh_runtime hh__rt;
  *                    and nothing else: malloc and calloc the sampler skips,
  *                    and free of a plain lead block, straight to the
  *                    allocator (hh_fast's alloc, alloc_zeroed, dealloc);
- *                    everything else through the hook.
+ *                    everything else through the hook;
+ *   HH_PATH_NEXT     as HH_PATH_LIBC for a program with an allocator of
+ *                    its own (src/alloc/next) and no recorder: malloc,
+ *                    free, calloc and realloc straight to that allocator's
+ *                    (hh_fast's next), which gives every answer itself;
+ *                    C++ new and delete go on to its operators (cxx.c).
  * Set once the hook is READY. */
-enum { HH_PATH_HOOK, HH_PATH_LIBC, HH_PATH_SAMPLED, HH_PATH_MARKED, HH_PATH_LEAD };
+enum { HH_PATH_HOOK, HH_PATH_LIBC, HH_PATH_SAMPLED, HH_PATH_MARKED, HH_PATH_LEAD, HH_PATH_NEXT };
 
 /* What the exported functions read on every call, in one cache line: a
  * program that streams through its heap evicts whatever else they read. */
@@ -83,6 +90,8 @@ typedef struct hh_fast {
   void *(*alloc)(size_t size, size_t align);
   void *(*alloc_zeroed)(size_t size);
   void (*dealloc)(void *ptr);
+  /* HH_PATH_NEXT's: the program's allocator's own functions */
+  hh_next_fns next;
 } hh_fast;
 extern hh_fast hh__fast __attribute__((visibility("hidden")));
 extern atomic_int hh__state;

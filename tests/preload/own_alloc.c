@@ -136,5 +136,10 @@ EXPORT void *memalign(size_t align, size_t size) { return take_aligned(align, si
 
 /* operator new(size_t) and operator delete(void *), served here as the
  * allocators named above do. */
-EXPORT void *_Znwm(size_t size) { return take(size ? size : 1, 16); }
+static atomic_long new_calls;
+EXPORT long own_alloc_new_calls(void) { return atomic_load(&new_calls); }
+EXPORT void *_Znwm(size_t size) {
+  atomic_fetch_add(&new_calls, 1);
+  return take(size ? size : 1, 16);
+}
 EXPORT void _ZdlPv(void *p) { release(p); }

@@ -15,6 +15,7 @@
 int own_alloc_owns(const void *p);
 long own_alloc_served(void);
 long own_alloc_released(void);
+long own_alloc_new_calls(void);
 void *own_alloc_direct(size_t size);
 /* operator new(size_t) and operator delete(void *), as C++ code calls them */
 void *_Znwm(size_t size);
@@ -71,6 +72,9 @@ int main(int argc, char **argv) {
   void *d = own_alloc_direct(64);
   free(d);
   check(own_alloc_released() == before + 1, "a block of the allocator's own entry point goes back to it");
+  /* whose operator new served: the allocator's own (untraced, and under
+   * heaphook with nothing to record) or heaphook's, through malloc */
+  printf("the allocator's operator new served %ld\n", own_alloc_new_calls());
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

@@ -50,19 +50,33 @@ err_empty() {
   if [ ! -s "$work/$1/err" ]; then ok "$1: says nothing"; else fail "$1: stderr: $(cat "$work/$1/err")"; fi
 }
 
+# served_by NAME N: the allocator's own operator new served N calls.
+served_by() {
+  if grep -qx "the allocator's operator new served $2" "$work/$1/out"; then
+    ok "$1: the allocator's operator new served $2"
+  else
+    fail "$1: $(grep "operator new served" "$work/$1/out") (want $2)"
+  fi
+}
+
 run untraced "" -- own
 passes untraced
+served_by untraced 1
 
-# 1. heaphook in front of the program's allocator.
+# 1. heaphook in front of the program's allocator. With nothing recorded,
+# the program's calls go straight to it, its operator new included
+# (HH_PATH_NEXT); with a recorder, heaphook serves operator new.
 run passthrough "$heaphook" -- own
 passes passthrough
 err_empty passthrough
+served_by passthrough 1
 run stats "$heaphook" HEAPHOOK_STATS=1 -- own
 passes stats
 err_is stats "heaphook: the program's own allocator (liboh_own_alloc.so, found after heaphook)"
 run counts "$heaphook" HEAPHOOK_RECORD=counts,usage HEAPHOOK_LOG=/dev/null -- own
 passes counts
 err_empty counts
+served_by counts 0
 
 # 2. Traced, in full and sampled: the program's allocations with exact
 # numbers (6 blocks freed, operator new's among them, 1 realloc, stdout's

@@ -129,6 +129,10 @@ const hh_allocator *hh__next_allocator_find(void) {
   return &next_allocator;
 }
 
+hh_next_fns hh__next_allocator_fns(void) {
+  return (hh_next_fns){next.malloc, next.free, next.calloc, next.realloc};
+}
+
 void hh__below_free(void *ptr) {
   if (atomic_load_explicit(&found, memory_order_acquire))
     next.free(ptr);

@@ -18,6 +18,18 @@
  * heaphook looked. */
 const hh_allocator *hh__next_allocator_find(void);
 
+/* The found allocator's own functions, for the hook's direct path when
+ * nothing is recorded (hook/runtime.h, HH_PATH_NEXT): the program's calls
+ * then reach them as they would without heaphook. Only once
+ * hh__next_allocator_find has returned the table. */
+typedef struct hh_next_fns {
+  void *(*malloc)(size_t size);
+  void (*free)(void *ptr);
+  void *(*calloc)(size_t nmemb, size_t size);
+  void *(*realloc)(void *ptr, size_t size);
+} hh_next_fns;
+hh_next_fns hh__next_allocator_fns(void);
+
 /* Where blocks that are not the chosen allocator's go (hook/api.c,
  * FOREIGN): to the program's own allocator once hh__next_allocator_find
  * has found one, else to glibc. */
