@@ -12,7 +12,8 @@
  * library's comes from a library that also defines malloc, these
  * definitions serve every form through heaphook's malloc family instead,
  * as libstdc++ does: the new_handler loop, std::bad_alloc thrown through
- * libstdc++'s std::__throw_bad_alloc.
+ * libstdc++'s std::__throw_bad_alloc (a nothrow form: through the C++
+ * runtime's, which catches it).
  *
  * Not reachable from malloc: these may call dlsym (the choice, made at the
  * first call) and the program's new_handler. */
@@ -134,6 +135,26 @@ static bool from_an_allocator(void *fn) {
   return dladdr(fn, &info) != 0 && info.dli_fname != NULL && hh__malloc_of(info.dli_fname) != NULL;
 }
 
+/* The C++ runtime's definition of a nothrow new form (NULL for the other
+ * forms, or with no runtime loaded): the library that defines
+ * std::get_new_handler. Its nothrow forms call the throwing ones by name
+ * inside a try block, which C cannot write: served here, a new_handler
+ * that threw went through a nothrow new until 2026-11-28. */
+static void *runtime_nothrow(int op) {
+  if (op != NEW_NOTHROW && op != NEW_ARRAY_NOTHROW && op != NEW_ALIGNED_NOTHROW &&
+      op != NEW_ARRAY_ALIGNED_NOTHROW)
+    return NULL;
+  void *anchor = dlsym(RTLD_DEFAULT, "_ZSt15get_new_handlerv");
+  Dl_info info;
+  if (anchor == NULL || dladdr(anchor, &info) == 0 || info.dli_fname == NULL) return NULL;
+  void *runtime = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (runtime == NULL) return NULL;
+  void *fn = dlsym(runtime, names[op]);
+  if (fn != NULL && !same_library(fn, anchor)) fn = NULL;
+  dlclose(runtime);
+  return fn;
+}
+
 /* Made at the first call that finds no next definition: the calls go on
  * to the definitions after this library's, unless the next operator new
  * is an allocator's, or there is none (a C program whose C++ runtime came
@@ -191,8 +212,13 @@ static __attribute__((noinline, cold)) void *decide(enum op op) {
           unsized[i] = found[u];
       } else {
         /* served here: an array or sized form goes to the program's
-         * replacement of its plain one, as the runtime's would */
-        if (replaced) next[i] = global[plain];
+         * replacement of its plain one, as the runtime's would; a nothrow
+         * new to the C++ runtime's, which calls the plain form (this
+         * file's, or the program's) and turns what it throws into NULL */
+        if (replaced)
+          next[i] = global[plain];
+        else
+          next[i] = runtime_nothrow(i);
         if (replaced_u) unsized[i] = global[u];
       }
     }
@@ -223,8 +249,8 @@ typedef void (*new_handler)(void);
 /* What libstdc++'s operator new does when malloc fails: the program's
  * new_handler, if it has set one, then try again; else std::bad_alloc
  * (nothrow: NULL). The handler may throw: the exception passes through
- * these frames (C code has unwind tables on x86-64), though a nothrow
- * form then does not turn it into NULL as libstdc++'s would. */
+ * these frames (C code has unwind tables on x86-64). The nothrow forms
+ * come here only with no C++ runtime loaded to catch it (runtime_nothrow). */
 static bool out_of_memory(bool nothrow) {
   new_handler (*get)(void) = (new_handler(*)(void))dlsym(RTLD_DEFAULT, "_ZSt15get_new_handlerv");
   new_handler h = get != NULL ? get() : NULL;
