@@ -143,6 +143,22 @@ static void *a_realloc(void *base, size_t size) {
 
 /* ---- allocation ----------------------------------------------------------- */
 
+char *hh__block_off_page(char *base, size_t n, size_t lead, bool zero) {
+  if (!hh__rt.foreign_bare) return base;
+  enum { TRIES = 4 };
+  char *held[TRIES];
+  int k = 0;
+  /* (each new block is asked for before the last is given back, which the
+   * allocator would hand out again) */
+  while (k < TRIES && base != NULL && !hh__block_front_on_page(base + lead)) {
+    held[k++] = base;
+    base = zero ? a_alloc_zeroed(n) : hh__rt.alloc->alloc(n, 1);
+  }
+  if (base == NULL && k > 0) base = held[--k];
+  while (k > 0) hh__rt.alloc->dealloc(held[--k]);
+  return base;
+}
+
 static void *fail(int err) {
   errno = err;
   return NULL;
@@ -164,8 +180,10 @@ static void *place_block(size_t size, size_t align, bool zero, size_t front, boo
   size_t lead = align > HH_MIN_ALIGN ? (front + align - 1) & ~(align - 1) : front;
   if (lead / 16 > UINT32_MAX) return NULL;
   char *base;
-  if (zero && align <= HH_MIN_ALIGN) {
-    base = a_alloc_zeroed(size + lead);
+  if (align <= HH_MIN_ALIGN) {
+    base = zero ? a_alloc_zeroed(size + lead) : a->alloc(size + lead, align);
+    if (unlikely(base != NULL) && unlikely(!hh__block_front_on_page(base + lead)))
+      base = hh__block_off_page(base, size + lead, lead, zero);
   } else {
     base = a->alloc(size + lead, align);
     if (zero && base != NULL) memset(base + lead, 0, size);

@@ -82,6 +82,17 @@ static inline bool hh__block_front_on_page(const void *user) { return ((uintptr_
  * (api.c): a system call. */
 bool hh__block_front_mapped(const void *user);
 
+/* With the program's own allocator (hh__rt.foreign_bare), a block of n
+ * bytes at base whose user bytes, lead bytes in, would start a page is
+ * exchanged for another of the allocator's (api.c; zero: zeroed): free
+ * then knows a plain block of heaphook's without asking whether the page
+ * in front is mapped, a system call of ~2 us (a tcmalloc program's C++
+ * churn, sampled: 1 free in ~770, 6% of its time, until 2026-11-28). Not
+ * for blocks aligned beyond 16 bytes, nor after a realloc: those still
+ * take the system call. Returns the block to use (base when the
+ * allocator gives none other). */
+char *hh__block_off_page(char *base, size_t n, size_t lead, bool zero);
+
 static inline bool hh__block_is_sampled(const void *user) {
   return hh__block_magic(user) == HH_BLOCK_MAGIC_SAMPLED;
 }

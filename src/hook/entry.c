@@ -104,6 +104,8 @@ static void *lead_block(size_t size, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
+  if (unlikely(!hh__block_front_on_page(base + HH_SAMPLED_LEAD)))
+    base = hh__block_off_page(base, n, HH_SAMPLED_LEAD, zero);
   char *user = base + HH_SAMPLED_LEAD;
   hh__block_header(user)->lead16 = HH_SAMPLED_LEAD / 16;
   hh__block_header(user)->magic = HH_BLOCK_MAGIC;

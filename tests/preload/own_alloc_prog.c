@@ -72,6 +72,20 @@ int main(int argc, char **argv) {
   void *d = own_alloc_direct(64);
   free(d);
   check(own_alloc_released() == before + 1, "a block of the allocator's own entry point goes back to it");
+  /* Blocks whose user bytes start a page: the allocator makes some (its
+   * blocks are 16 bytes apart, bumped); heaphook's own, with its lead or
+   * prefix in front, never start one (the word in front of such a pointer
+   * is read only after a system call, hook/block.h). */
+  enum { N = 10000 };
+  static void *blocks[N];
+  int on_page = 0;
+  for (int i = 0; i < N; i++) {
+    size_t size = 1 + (size_t)(i * 37 % 500);
+    blocks[i] = i % 3 == 0 ? calloc(1, size) : malloc(size);
+    if (blocks[i] != NULL && ((unsigned long)blocks[i] & 4095) == 0) on_page++;
+  }
+  for (int i = 0; i < N; i++) free(blocks[i]);
+  printf("blocks starting a page: %d\n", on_page);
   /* whose operator new served: the allocator's own (untraced, and under
    * heaphook with nothing to record) or heaphook's, through malloc */
   printf("the allocator's operator new served %ld\n", own_alloc_new_calls());

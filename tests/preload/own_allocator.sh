@@ -59,9 +59,21 @@ served_by() {
   fi
 }
 
+# on_page NAME (none|some): blocks of the program's starting a page.
+on_page() {
+  local n
+  n=$(sed -n 's/^blocks starting a page: //p' "$work/$1/out")
+  if { [ "$2" = none ] && [ "$n" = 0 ]; } || { [ "$2" = some ] && [ "${n:-0}" -gt 0 ]; }; then
+    ok "$1: blocks starting a page: $n"
+  else
+    fail "$1: blocks starting a page: $n (want $2)"
+  fi
+}
+
 run untraced "" -- own
 passes untraced
 served_by untraced 1
+on_page untraced some
 
 # 1. heaphook in front of the program's allocator. With nothing recorded,
 # the program's calls go straight to it, its operator new included
@@ -77,9 +89,10 @@ run counts "$heaphook" HEAPHOOK_RECORD=counts,usage HEAPHOOK_LOG=/dev/null -- ow
 passes counts
 err_empty counts
 served_by counts 0
+on_page counts none
 
 # 2. Traced, in full and sampled: the program's allocations with exact
-# numbers (6 blocks freed, operator new's among them, 1 realloc, stdout's
+# numbers (6 blocks freed, operator new's among them, and 10000 more, 1 realloc, stdout's
 # buffer left), and the block
 # of the allocator's own entry point an unknown free (counted among the
 # frees).
@@ -87,7 +100,7 @@ run full "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT=t.hhtrace -- own
 passes full
 err_empty full
 "$cli" report --json "$work/full/t.hhtrace" >"$work/full.json" 2>"$work/full.report-err"
-want='{"allocations": 7, "frees": 7, "reallocs": 1, "unknown_frees": 1}'
+want='{"allocations": 10007, "frees": 10007, "reallocs": 1, "unknown_frees": 1}'
 got=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["totals"]; print(json.dumps({k: t[k] for k in ("allocations", "frees", "reallocs", "unknown_frees")}))' "$work/full.json" 2>&1)
 if [ "$got" = "$want" ]; then ok "full: trace totals $got"; else fail "full: trace totals $got (want $want)"; fi
 # heaphook run's summary says the one unknown free, in the singular.
@@ -112,6 +125,7 @@ fi
 run sampled_1m "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1M HEAPHOOK_OUTPUT=t.hhtrace -- own
 passes sampled_1m
 err_empty sampled_1m
+on_page sampled_1m none
 if "$cli" report "$work/sampled_1m/t.hhtrace" >/dev/null 2>"$work/sampled_1m.report-err"; then
   ok "sampled_1m: trace reads"
 else
