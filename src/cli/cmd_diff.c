@@ -254,10 +254,16 @@ int hh_cmd_diff(int argc, char **argv) {
       fprintf(out,
               "},\n  \"sites_changed\": %zu, \"sites_grew\": %zu, \"sites_shrank\": %zu,\n  \"sites\": [", n,
               ngrew, nshrank);
-      size_t show = top && n > top ? top : n;
-      for (size_t i = 0; i < show; i++) {
+      /* --top N sites of each direction, as the text lists them (it was
+       * the top N of both together: --top 1 gave the text a site that
+       * grew and one that shrank, the JSON only the larger change) */
+      size_t shown = 0, grew = 0, shrank = 0;
+      for (size_t i = 0; i < n; i++) {
         const row *r = order[i];
-        fputs(i ? ",\n    {\"key\": " : "\n    {\"key\": ", out);
+        size_t *count = direction(r) > 0 ? &grew : &shrank;
+        if (top && *count == top) continue;
+        ++*count;
+        fputs(shown++ ? ",\n    {\"key\": " : "\n    {\"key\": ", out);
         hh_json_put_string(out, r->key, 0);
         fputs(", \"a\": ", out);
         json_side(out, &r->v[0]);
@@ -272,7 +278,7 @@ int hh_cmd_diff(int argc, char **argv) {
         hh_report_json_frames(out, f, nf);
         fputc('}', out);
       }
-      fputs(show ? "\n  ]\n}\n" : "]\n}\n", out);
+      fputs(shown ? "\n  ]\n}\n" : "]\n}\n", out);
     } else {
       fprintf(out, "heaphook diff: A = %s, B = %s\n", in[0].path, in[1].path);
       /* as the report says it: a sampled trace's numbers are estimates

@@ -179,6 +179,20 @@ r = d["sites"][0]
 assert r["key"].endswith(";temp"), r["key"]
 eq("temp delta", r["delta"], {"allocations": 0, "bytes": 0, "temporary": -100, "peak_bytes": 0, "leaked_bytes": 0, "leaked_blocks": 0})
 '
+    # --top N is per list, grew and shrank, in the JSON as in the text:
+    # with --top 1 the text showed leaky (grew) and temp (shrank), the
+    # JSON the top 1 of both together, leaky alone.
+    run_prog q.hhtrace 5 pairs
+    "$hh" diff --top 1 a.hhtrace q.hhtrace >q.txt 2>err
+    expect_rc 0 $? "diff --top 1"
+    expect_in q.txt "grew (1 call site):"
+    expect_in q.txt "shrank (1 call site):"
+    "$hh" diff --json --top 1 a.hhtrace q.hhtrace >q.json 2>err
+    expect_rc 0 $? "diff --json --top 1"
+    json_check q.json '
+eq("changed", (d["sites_changed"], d["sites_grew"], d["sites_shrank"]), (2, 1, 1))
+eq("sites", [s["key"].split(";")[-1] for s in d["sites"]], ["leaky", "temp"])
+'
     # A sampled trace knows no temporary allocations (all 0): against a
     # full one, that is no change. Sampled every 2 bytes, each of this
     # program's blocks is drawn (p = 1 - e^-32 at 64 bytes) with its own
