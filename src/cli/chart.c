@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/duration.h"
 #include "base/size.h"
 #include "escape.h"
 #include "render.h"
@@ -240,11 +241,13 @@ static void draw(cairo_t *cr, const hh_analysis *a, const char *title) {
   fit_text(cr, head);
   cairo_text_extents_t e;
   text_at(cr, WIDTH / 2.0, 22, head, 0.5, 0.5);
-  char peak[64], leaked[64], sub[240];
+  char peak[64], leaked[64], when[32], sub[240];
   hh__format_size(peak, sizeof peak, a->peak_bytes);
   hh__format_size(leaked, sizeof leaked, a->leaked_bytes);
+  /* as the report and the HTML page write a time (it was "0.000664234 s") */
+  hh__format_duration(when, sizeof when, a->peak_time_ns);
   bool whole = a->status == HH_READ_OK;
-  snprintf(sub, sizeof sub, "peak %s at %.6g s; %s %s%s", peak, (double)a->peak_time_ns / 1e9, leaked,
+  snprintf(sub, sizeof sub, "peak %s at %s; %s %s%s", peak, when, leaked,
            whole ? "leaked at exit" : "still in use where the trace ends",
            a->sampled ? " (estimates: a sampled trace)" : "");
   cairo_set_font_size(cr, 11);

@@ -85,6 +85,10 @@ case $case_name in
     expect_in heap.txt "named_allocs"
     expect_in heap.txt "peak 10.9 KiB (11192 bytes)"
     expect_in heap.txt "2.9 KiB leaked at exit"
+    # the peak's time as the report and the HTML page write times (it was
+    # "at 0.000664234 s")
+    grep -qE 'peak 10\.9 KiB at [0-9]+\.[0-9]{3} (us|ms|s);' heap.txt ||
+      fail "the chart's subtitle lacks 'peak 10.9 KiB at N.NNN us|ms|s;': $(grep 'peak 10' heap.txt)"
     expect_in heap.txt "KiB"
     expect_in heap.txt "time (seconds)"
     grep -q 'error:\|warning:' heap.txt && fail "the chart of a whole trace has a note"
