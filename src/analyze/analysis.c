@@ -761,7 +761,6 @@ static void add_rss(state *s, uint64_t t, uint64_t rss) {
 #define FEED_BATCHES 8
 
 typedef struct feed {
-  hh_reader *r;
   hh_merge *m;
   pthread_mutex_t mu;
   pthread_cond_t not_full, not_empty;
@@ -769,7 +768,7 @@ typedef struct feed {
   size_t len[FEED_BATCHES];
   size_t head, count;
   bool done;
-  uint64_t offset; /* file bytes read, for the progress bar (atomic) */
+  uint64_t offset; /* file bytes merged, for the progress bar (atomic) */
 } feed;
 
 /* Fills b with the next events the analysis wants; returns how many (fewer
@@ -790,7 +789,10 @@ static size_t feed_fill(feed *f, hh_event *b) {
     n = kept;
     if (end) break;
   }
-  __atomic_store_n(&f->offset, hh_reader_offset(f->r), __ATOMIC_RELAXED);
+  /* what the merge has been through, not what it read ahead: a trace
+   * under its 64 MiB window was all read before the first event, and the
+   * bar stood at 100% through the whole analysis */
+  __atomic_store_n(&f->offset, hh_merge_offset(f->m), __ATOMIC_RELAXED);
   return n;
 }
 
@@ -924,7 +926,6 @@ hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
                    .after = opt->progress_after > 0 ? opt->progress_after : 1.0};
   feed f = {0};
   f.m = hh_merge_new(r, 0);
-  f.r = r;
   pthread_mutex_init(&f.mu, NULL);
   pthread_cond_init(&f.not_full, NULL);
   pthread_cond_init(&f.not_empty, NULL);

@@ -1655,11 +1655,12 @@ int hh_reader_command(const hh_reader *r, const char *const **argv, const char *
 typedef struct mchunk {
   struct mchunk *next;
   uint8_t *data;
-  size_t cap;    /* of data */
-  size_t len;    /* what is decoded (cut at damage) */
-  size_t alloc;  /* what counts in the window */
-  bool borrowed; /* data is the reader's map, not ours to free */
-  bool lazy;     /* decoded once, in PASS_LAZY */
+  size_t cap;          /* of data */
+  size_t len;          /* what is decoded (cut at damage) */
+  size_t alloc;        /* what counts in the window */
+  uint64_t file_bytes; /* the chunk's bytes in the file, header included */
+  bool borrowed;       /* data is the reader's map, not ours to free */
+  bool lazy;           /* decoded once, in PASS_LAZY */
   cursor cur;
 } mchunk;
 
@@ -1675,6 +1676,7 @@ typedef struct tqueue {
 struct hh_merge {
   hh_reader *r;
   size_t window, buffered;
+  uint64_t buffered_file; /* the file bytes of the chunks buffered (hh_merge_offset) */
   tqueue **queues;
   size_t nqueues, queues_cap;
   u64map queue_map;
@@ -1714,6 +1716,7 @@ static void spare_put(hh_merge *m, uint8_t *data, size_t cap) {
 
 static void mchunk_free(hh_merge *m, mchunk *k) {
   m->buffered -= k->alloc;
+  m->buffered_file -= k->file_bytes;
   if (!k->borrowed) spare_put(m, k->data, k->cap);
   free(k);
 }
@@ -1774,6 +1777,7 @@ void hh_merge_free(hh_merge *m) {
 }
 
 uint64_t hh_merge_late(const hh_merge *m) { return m->late; }
+uint64_t hh_merge_offset(const hh_merge *m) { return m->r->offset - m->buffered_file; }
 
 /* Among events of equal time in different threads, frees (and reallocs)
  * come before allocations: a block freed by one thread and allocated by
@@ -2037,8 +2041,10 @@ static mchunk *merge_read(hh_merge *m) {
   k->cur.start = k->cur.p = k->data;
   k->cur.end = k->data + k->len;
   k->alloc = k->len;
+  k->file_bytes = r->offset - c.chunk_offset;
   k->lazy = c.thread != 0;
   m->buffered += k->alloc;
+  m->buffered_file += k->file_bytes;
   return k;
 }
 

@@ -233,6 +233,12 @@ int hh_merge_next(hh_merge *m, hh_event *ev);
  * one by one; fewer only at the end. */
 size_t hh_merge_next_n(hh_merge *m, hh_event *evs, size_t max);
 uint64_t hh_merge_late(const hh_merge *m);
+/* The file bytes of the chunks whose events the merge has all handed out
+ * (and of those it skipped): how much of the trace its reader has been
+ * through, for a progress bar. hh_reader_offset is how far the merge has
+ * read ahead, up to window_bytes further: all of a trace smaller than the
+ * window before the first event. */
+uint64_t hh_merge_offset(const hh_merge *m);
 void hh_merge_free(hh_merge *m);
 
 /* Names for printing. */

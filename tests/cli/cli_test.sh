@@ -562,6 +562,18 @@ after = log[log.rindex(bar) + len(bar):]
 assert after.startswith(b"\r" + b" " * len(bar)), after[:80]
 PY
     expect_in report.txt "heaphook report"
+    # The bar follows the events analysed, not the merge's read-ahead (64
+    # MiB, more than this 10-chunk trace: the first bar drawn said 100%
+    # and stayed so through the analysis): it starts below 100% and never
+    # goes back.
+    "$hh" run -o many.hhtrace -- "$prog" many 2>/dev/null || fail "run many"
+    HEAPHOOK_PROGRESS_AFTER=0.000001 script -qec "$hh report many.hhtrace >/dev/null" many.log >/dev/null
+    python3 - many.log <<'PY' || fail "the bar on a trace of 10 chunks: $(tr '\r' '\n' <many.log | grep analysing)"
+import re, sys
+pcts = [int(p) for p in re.findall(rb"\] +([0-9]+)%", open(sys.argv[1], "rb").read())]
+assert pcts and pcts[0] < 100 and pcts[-1] == 100, pcts
+assert pcts == sorted(pcts), pcts
+PY
     HEAPHOOK_PROGRESS_AFTER=0.000001 "$hh" report t.hhtrace >report2.txt 2>err
     expect_rc 0 $? "report, stderr a file"
     [ -s err ] && fail "stderr not a terminal, yet it got: $(cat err)"

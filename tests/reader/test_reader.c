@@ -413,6 +413,50 @@ static void test_merge_interleaved_chunks(void **state) {
   tb_free_all(&b);
 }
 
+/* hh_merge_offset, what a progress bar shows, counts the chunks whose
+ * events were all handed out, not what the merge read ahead (the whole of
+ * a trace under its window before the first event: the bar stood at 100%
+ * from the start). Three chunks of one thread, then the end. */
+static void test_merge_offset_follows_the_events(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  size_t chunk_at[3];
+  for (int k = 0; k < 3; k++) {
+    tb_chunk_begin(&b, 1, 100 * (uint64_t)k + 10);
+    for (uint64_t t = 10; t <= 100; t += 10)
+      tb_alloc(&b, 0, 100 * (uint64_t)k + t, 0x1000 + 100 * k + t, 8, 0, 0);
+    chunk_at[k] = tb_chunk_end(&b, k == 1 ? HH_CHUNK_ZSTD : HH_CHUNK_RAW);
+  }
+  tb_chunk_begin(&b, 0, 400);
+  tb_end(&b, 400, 30);
+  size_t end_at = tb_chunk_end(&b, HH_CHUNK_RAW);
+  uint64_t end_bytes = b.len - end_at;
+
+  hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+  hh_merge *m = hh_merge_new(r, 0);
+  hh_event ev;
+  uint64_t last = 0;
+  size_t n = 0;
+  while (hh_merge_next(m, &ev)) {
+    uint64_t at = hh_merge_offset(m);
+    assert_true(at >= last);
+    last = at;
+    if (ev.kind != HH_EV_ALLOC) continue;
+    /* at the first event of chunk k: the file's header and the chunks
+     * before it, and the END chunk (read ahead, it holds nothing timed) */
+    if (n % 10 == 0) assert_int_equal(at, chunk_at[n / 10] + end_bytes);
+    n++;
+  }
+  assert_int_equal(n, 30);
+  assert_int_equal(hh_reader_offset(r), b.len);
+  assert_int_equal(hh_merge_offset(m), b.len);
+  assert_int_equal(hh_reader_status(r), HH_READ_OK);
+  hh_merge_free(m);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
 /* Four threads whose events interleave in time, with many equal times, in
  * chunks of 50 written round-robin: the merge's order is exactly that of a
  * naive merge (each step takes, among the threads' next events, the
@@ -1219,6 +1263,7 @@ int main(void) {
       cmocka_unit_test(test_merge_orders_by_time_then_thread),
       cmocka_unit_test(test_merge_puts_frees_first_among_equal_times),
       cmocka_unit_test(test_merge_interleaved_chunks),
+      cmocka_unit_test(test_merge_offset_follows_the_events),
       cmocka_unit_test(test_merge_runs_match_a_naive_merge),
       cmocka_unit_test(test_header_refusals),
       cmocka_unit_test(test_header_only_has_no_end),
