@@ -115,7 +115,12 @@ static void axes(plot *p) {
   bytes_axis(p, p->ymax, false);
   if (p->rss_max > 0) bytes_axis(p, p->rss_max, true);
   char label[64];
-  /* x: seconds */
+  /* x: time in the unit that keeps the run's length at 1 or more (in
+   * seconds a short run's ticks read "5e-05", "0.00015") */
+  double scale = p->tmax_s >= 1 ? 1 : p->tmax_s >= 1e-3 ? 1e3 : 1e6;
+  const char *title = scale == 1     ? "time (seconds)"
+                      : scale == 1e3 ? "time (milliseconds)"
+                                     : "time (microseconds)";
   double tstep = nice_step(p->tmax_s / 8);
   for (double t = 0; t <= p->tmax_s * (1 + 1e-9); t += tstep) {
     double x = px(p, t);
@@ -123,7 +128,7 @@ static void axes(plot *p) {
     cairo_move_to(cr, x, p->y0);
     cairo_line_to(cr, x, p->y0 + p->h);
     cairo_stroke(cr);
-    fmt_number(label, sizeof label, t);
+    fmt_number(label, sizeof label, t * scale);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     text_at(cr, x, p->y0 + p->h + 6, label, 0.5, 0);
   }
@@ -132,7 +137,7 @@ static void axes(plot *p) {
   cairo_rectangle(cr, p->x0, p->y0, p->w, p->h);
   cairo_stroke(cr);
   cairo_set_font_size(cr, 12);
-  text_at(cr, p->x0 + p->w / 2, p->y0 + p->h + 26, "time (seconds)", 0.5, 0);
+  text_at(cr, p->x0 + p->w / 2, p->y0 + p->h + 26, title, 0.5, 0);
   cairo_save(cr);
   cairo_translate(cr, 18, p->y0 + p->h / 2);
   cairo_rotate(cr, -M_PI / 2);

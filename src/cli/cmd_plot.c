@@ -10,7 +10,7 @@
 static const char usage[] =
     "usage: heaphook plot TRACE -o OUT.svg|OUT.pdf|OUT.png\n"
     "\n"
-    "Draws the heap in use over the run (bytes against seconds), the resident set\n"
+    "Draws the heap in use over the run (bytes against time), the resident set\n"
     "size when the trace has it, markers as labelled vertical lines, and the peak.\n"
     "The output's extension picks the format: .svg, .pdf or .png.\n"
     "\n"

@@ -609,6 +609,43 @@ static void chart_renders_three_formats(void **state) {
                        0);
 }
 
+/* The time axis in the unit that keeps the run's length at 1 or more, and
+ * the peak's time as the report writes it: a 300-us run's ticks read
+ * "5e-05", "0.0001", "0.00015" (seconds), its peak "at 0.00015 s". The
+ * text read back by pdftotext (poppler-utils, as render.plot needs). */
+static void chart_time_in_the_runs_unit(void **state) {
+  (void)state;
+  static const struct {
+    uint64_t duration_ns;
+    const char *want[3];
+  } cases[] = {
+      {300000, {"time (microseconds)", "\n150\n", "peak 1000 B at 150.000 us;"}},
+      {7400000, {"time (milliseconds)", "\n6\n", "peak 1000 B at 3.700 ms;"}},
+      {2000000000, {"time (seconds)", "\n1.5\n", "peak 1000 B at 1.000 s;"}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    hh_analysis a = {0};
+    a.duration_ns = cases[i].duration_ns;
+    a.peak_bytes = 1000;
+    a.peak_time_ns = a.duration_ns / 2;
+    char path[64], cmd[128], err[256];
+    snprintf(path, sizeof path, "/tmp/hh_chart_unit_%d.pdf", (int)getpid());
+    assert_int_equal(hh_chart_write(path, HH_CHART_PDF, &a, "x", err, sizeof err), 0);
+    snprintf(cmd, sizeof cmd, "pdftotext %s -", path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, p);
+    text[n] = 0;
+    int status = pclose(p);
+    unlink(path);
+    assert_int_equal(status, 0);
+    for (int k = 0; k < 3; k++)
+      if (!strstr(text, cases[i].want[k])) fail_msg("%s: no \"%s\" in:\n%s", path, cases[i].want[k], text);
+    assert_null(strstr(text, "e-0"));
+  }
+}
+
 static void chart_of_an_empty_trace(void **state) {
   (void)state;
   hh_analysis a = {0};
@@ -830,6 +867,7 @@ int main(void) {
       cmocka_unit_test(json_strings_are_utf8),
       cmocka_unit_test_setup_teardown(chart_renders_three_formats, setup, teardown),
       cmocka_unit_test(chart_of_an_empty_trace),
+      cmocka_unit_test(chart_time_in_the_runs_unit),
       cmocka_unit_test(writers_say_the_trace_is_not_whole),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
