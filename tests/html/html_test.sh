@@ -53,6 +53,7 @@ case $case_name in
       "flame=allocations" "flame-has=temp_churn" "flame-has=leak_buffer" "flame-has=hold_peak_block" \
       "sort=t" "first-site=temp_churn" "sort=l" "first-site=leak_buffer" \
       "eval=document.querySelectorAll('#timeline svg path.heap').length===1" \
+      "eval=(function(){var v=Array.from(document.querySelectorAll('#timeline svg g.axis text')).map(function(t){return t.textContent;}).filter(function(s){return / (s|ms|us)\$/.test(s);});return v.length>1&&v.every(function(s){return /^[0-9.]+ (s|ms|us)\$/.test(s)&&!/^0\.0/.test(s);})&&Math.max.apply(null,v.map(parseFloat))>=1;})()" \
       "eval=document.getElementById('timeline-peak')!==null" \
       "eval=document.querySelectorAll('#histogram svg rect.bar').length>0" \
       hover-frag "text=frag-note=blocks (" \

@@ -203,9 +203,12 @@
       axis.appendChild(svg("line", { x1: L, x2: W - R, y1: Y(v), y2: Y(v), "stroke-dasharray": v ? "2,3" : null }));
       axis.appendChild(svg("text", { x: L - 6, y: Y(v) + 4, "text-anchor": "end", text: fmtBytes(v) }));
     });
+    /* in the unit that keeps the run's length at 1 or more, as the report
+     * writes times (a short run's ticks read "0.00005 s", "0.0001 s") */
+    var unit = tmax >= 1e9 ? [1, " s"] : tmax >= 1e6 ? [1e3, " ms"] : [1e6, " us"];
     ticks(tmax / 1e9, 8).forEach(function (sec) {
       axis.appendChild(svg("line", { x1: X(sec * 1e9), x2: X(sec * 1e9), y1: H - B, y2: H - B + 4 }));
-      axis.appendChild(svg("text", { x: X(sec * 1e9), y: H - B + 16, "text-anchor": "middle", text: +sec.toPrecision(6) + " s" }));
+      axis.appendChild(svg("text", { x: X(sec * 1e9), y: H - B + 16, "text-anchor": "middle", text: +(sec * unit[0]).toPrecision(6) + unit[1] }));
     });
     s.appendChild(axis);
     marks.forEach(function (m, i) {
