@@ -87,10 +87,14 @@ int main(int argc, char **argv) {
   }
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
-    if (strcmp(name, "help") == 0 && argc > 2) {
+    if (strcmp(name, "help") == 0 && argc > 2 && strcmp(argv[2], "--help") != 0 &&
+        strcmp(argv[2], "-h") != 0) {
       char *sub[] = {argv[2], "--help", NULL};
       for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(argv[2], commands[i].name) == 0) return commands[i].run(2, sub);
+      /* (the overall usage, exit status 0, as if the command existed) */
+      fprintf(stderr, "heaphook: unknown command \"%s\" (heaphook --help lists them)\n", argv[2]);
+      return HH_EXIT_USAGE;
     }
     usage(stdout);
     return HH_EXIT_OK;

@@ -426,6 +426,8 @@ PY
     one 2 "heaphook: no command given (heaphook --help lists them)"
     one 2 'heaphook: unknown command "frobnicate" (heaphook --help lists them)' frobnicate
     one 2 "heaphook: unknown option --frob (options go after the command; heaphook --help)" --frob
+    # (it printed the overall usage, exit status 0)
+    one 2 'heaphook: unknown command "frobnicate" (heaphook --help lists them)' help frobnicate
     one 2 "heaphook run: unknown option --bogus (heaphook run --help)" run --bogus -- true
     one 2 "heaphook run: unknown option --bogus (heaphook run --help)" run --bogus=3 -- true
     one 2 "heaphook run: no program given (heaphook run --help)" run
