@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdio.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "load.h"
@@ -26,7 +27,8 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  --cost COST         what the widths show\n"
-    "  --svg               an SVG flame graph instead of collapsed stacks\n"
+    "  --svg               an SVG flame graph instead of collapsed stacks (the\n"
+    "                      default when OUT ends in .svg)\n"
     "  -o, --output FILE   where to write (default: standard output)\n"
     "  -h, --help          this help\n";
 
@@ -61,6 +63,9 @@ int hh_cmd_flame(int argc, char **argv) {
   }
   const char *path = hh_cli_one_trace(&args);
   if (!path) return args.status;
+  /* (-o flame.svg without --svg wrote the collapsed stacks' text there) */
+  const char *dot = output ? strrchr(output, '.') : NULL;
+  if (dot && strcasecmp(dot, ".svg") == 0) svg = true;
   hh_loaded l;
   if (hh_cli_output_is_trace("flame", output, path)) return HH_EXIT_USAGE;
   int rc = hh_load("flame", path, &(hh_load_options){.profile = true}, &l);

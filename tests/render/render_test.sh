@@ -63,6 +63,11 @@ case $case_name in
     "$hh" flame --svg --cost allocations -o allocs.svg t.hhtrace
     check svg allocs.svg leaky peak_holder temporaries || fail "flame SVG (allocations)"
     grep -q 'sampled trace' peak.svg && fail "the flame graph of a full trace says it is sampled"
+    # -o FILE.svg is the flame graph without --svg too (the collapsed
+    # stacks' text went into the .svg file, which no viewer opens)
+    "$hh" flame --cost peak -o implied.SVG t.hhtrace
+    expect_rc 0 $? "flame -o implied.SVG"
+    cmp -s peak.svg implied.SVG || fail "flame -o implied.SVG is not the SVG flame graph: $(head -c 200 implied.SVG)"
     sampled_trace
     "$hh" flame --svg -o s.svg s.hhtrace
     expect_rc 0 $? "flame --svg of a sampled trace"
