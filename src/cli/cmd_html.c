@@ -55,7 +55,8 @@ int hh_cmd_html(int argc, char **argv) {
         errno = 0;
         unsigned long long n = strtoull(optarg, &end, 10);
         if (errno || end == optarg || *end || n == 0 || optarg[0] == '-' || n > 100000000ull)
-          return hh_cli_usage_error("html", usage, "--sites wants a count from 1 on, not \"%s\"", optarg);
+          return hh_cli_usage_error("html", usage, "--sites wants a count from 1 to 100000000, not \"%s\"",
+                                    optarg);
         site_cap = (size_t)n;
         break;
       }

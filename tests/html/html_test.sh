@@ -106,6 +106,12 @@ case $case_name in
     expect_rc 2 $? "html without a trace"
     "$hh" html --sites 0 -o x.html t.hhtrace >out 2>&1
     expect_rc 2 $? "html --sites 0"
+    # past the limit, the message says the limit (it said "a count from 1
+    # on", which 200000000 is)
+    "$hh" html --sites 200000000 -o x.html t.hhtrace >out 2>&1
+    expect_rc 2 $? "html --sites 200000000"
+    [ "$(cat out)" = 'heaphook html: --sites wants a count from 1 to 100000000, not "200000000" (heaphook html --help)' ] ||
+      fail "html --sites 200000000: $(cat out)"
     printf 'not a trace at all, not at all' >bad.hhtrace
     "$hh" html -o x.html bad.hhtrace >out 2>&1
     expect_rc 1 $? "html on a file that is not a trace"
