@@ -9,7 +9,8 @@
  *
  * Field numbers used (profile.proto):
  *   Profile: 1 sample_type, 2 sample, 3 mapping, 4 location, 5 function,
- *            6 string_table, 10 duration_nanos, 11 period_type, 12 period,
+ *            6 string_table, 9 time_nanos, 10 duration_nanos, 11 period_type,
+ *            12 period,
  *            13 comment, 14 default_sample_type
  *   ValueType: 1 type, 2 unit            Sample: 1 location_id, 2 value
  *   Mapping: 1 id, 2 memory_start, 3 memory_limit, 4 file_offset,
@@ -333,6 +334,8 @@ int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, 
     pb_uint_always(&sample, 2, s->site->peak_bytes);
     pb_message(&e.out, 2, &sample);
   }
+  /* when the program started (wall clock): pprof shows it as the profile's time */
+  if (a->reader != NULL) pb_uint(&e.out, 9, hh_reader_header(a->reader)->start_wall_ns);
   pb_uint(&e.out, 10, a->duration_ns);
   value_type(&e, 11, "space", "bytes");
   pb_uint(&e.out, 12, 1);

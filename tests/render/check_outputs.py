@@ -9,6 +9,7 @@ Exits 1 with the reasons on stderr."""
 import json
 import re
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -166,6 +167,10 @@ def pprof(path):
         locations[int(fields(loc, 1)[0])] = [functions[int(fields(l, 1)[0])] for l in lines]
         check(all(int((fields(l, 2) or ["0"])[0]) >= 0 for l in lines), "bad line number")
     check(len(fields(top, 3)) >= 1, "no mappings")
+    # time_nanos: when the program started, on the wall clock (within the last day)
+    started = [int(v) for v in fields(top, 9)]
+    now = time.time_ns()
+    check(len(started) == 1 and now - 86400 * 10**9 < started[0] <= now, f"time_nanos {started}, now {now}")
     for name in ("leaky", "peak_holder", "temporaries"):
         check(name in strings, f"{name} not in the string table")
     got = {}
