@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "html_page.h"
 #include "load.h"
+#include "report_common.h"
 
 static const char usage[] =
     "usage: heaphook html [--sites N] -o OUT.html TRACE\n"
@@ -51,13 +52,11 @@ int hh_cmd_html(int argc, char **argv) {
         output = optarg;
         break;
       case 'S': {
-        char *end;
-        errno = 0;
-        unsigned long long n = strtoull(optarg, &end, 10);
-        if (errno || end == optarg || *end || n == 0 || optarg[0] == '-' || n > 100000000ull)
+        size_t n;
+        if (hh_cli_parse_count(optarg, &n) != 0 || n == 0 || n > 100000000u)
           return hh_cli_usage_error("html", usage, "--sites wants a count from 1 to 100000000, not \"%s\"",
                                     optarg);
-        site_cap = (size_t)n;
+        site_cap = n;
         break;
       }
     }

@@ -16,9 +16,9 @@ static const char *base_name(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-/* A count for --top and --frames: digits only (strtoull also took " 5" and
- * "+5", and a count past 2^64 as 2^64 - 1). */
-static int parse_count(const char *s, size_t *out) {
+/* A count for --top, --frames and html's --sites: digits only (strtoull
+ * also took " 5" and "+5", and a count past 2^64 as 2^64 - 1). */
+int hh_cli_parse_count(const char *s, size_t *out) {
   if (!*s || strspn(s, "0123456789") != strlen(s)) return -1;
   errno = 0;
   unsigned long long v = strtoull(s, NULL, 10);
@@ -44,13 +44,13 @@ bool hh_report_options(hh_cli_args *a, bool *json, size_t *top, size_t *frames) 
         *json = true;
         break;
       case 't':
-        if (parse_count(optarg, top)) {
+        if (hh_cli_parse_count(optarg, top)) {
           a->status = hh_cli_usage_error(a->cmd, a->usage, "--top wants a number, not \"%s\"", optarg);
           return false;
         }
         break;
       case 'f':
-        if (parse_count(optarg, frames)) {
+        if (hh_cli_parse_count(optarg, frames)) {
           a->status = hh_cli_usage_error(a->cmd, a->usage, "--frames wants a number, not \"%s\"", optarg);
           return false;
         }

@@ -15,6 +15,10 @@
 
 #define HH_REPORT_MAX_FRAMES 64
 
+/* A count given on the command line: digits only, at most SIZE_MAX; 0 or
+ * -1. */
+int hh_cli_parse_count(const char *s, size_t *out);
+
 /* The options report and diff share: --json, --top N, --frames N (and -h).
  * Returns false when the command should return a->status now (help printed,
  * or a usage error); optind is then past the options. */

@@ -112,6 +112,13 @@ case $case_name in
     expect_rc 2 $? "html --sites 200000000"
     [ "$(cat out)" = 'heaphook html: --sites wants a count from 1 to 100000000, not "200000000" (heaphook html --help)' ] ||
       fail "html --sites 200000000: $(cat out)"
+    # digits only, as report's --top (strtoull took a sign and blanks)
+    for n in +5 " 5" 5x; do
+      "$hh" html --sites "$n" -o x.html t.hhtrace >out 2>&1
+      expect_rc 2 $? "html --sites '$n'"
+      [ "$(cat out)" = "heaphook html: --sites wants a count from 1 to 100000000, not \"$n\" (heaphook html --help)" ] ||
+        fail "html --sites '$n': $(cat out)"
+    done
     printf 'not a trace at all, not at all' >bad.hhtrace
     "$hh" html -o x.html bad.hhtrace >out 2>&1
     expect_rc 1 $? "html on a file that is not a trace"
