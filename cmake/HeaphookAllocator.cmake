@@ -9,6 +9,13 @@
 # HH_EXPORT_ALLOCATOR (no GETTER), libheaphook.so can also load it with
 # HEAPHOOK_ALLOCATOR=/path/to/lib<name>.so.
 #
+#   build_library(<name> <sources>...)
+#
+# tier4 heaphook's form: lib<name>.so from a C++ allocator, a subclass of
+# heaphook::GlobalAllocator with GlobalAllocator::get_instance() defined
+# (include/heaphook/heaphook.hpp); preloaded, or loaded with
+# HEAPHOOK_ALLOCATOR, as above. Reports and hh_allocator_of name it <name>.
+#
 #   heaphook_add_conformance(...)  see HeaphookConformance.cmake
 find_package(Threads REQUIRED)
 set(HEAPHOOK_SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}/.. CACHE INTERNAL "heaphook source tree")
@@ -37,4 +44,9 @@ function(heaphook_add_allocator name)
   target_compile_definitions(${name} PRIVATE HH_FIXED_ALLOCATOR=${A_GETTER})
   target_link_libraries(${name} PRIVATE hh_hook_core ${A_LINK})
   heaphook_preload_link_options(${name})
+endfunction()
+
+function(build_library name)
+  heaphook_add_allocator(${name} SOURCES ${ARGN} ${HEAPHOOK_SOURCE_DIR}/src/preload/global_allocator.cpp)
+  target_compile_definitions(${name} PRIVATE HH_GLOBAL_ALLOCATOR_NAME="${name}")
 endfunction()
