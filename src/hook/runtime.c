@@ -195,7 +195,9 @@ static int open_named_log(const char *pattern, bool probe) {
   }
   struct stat st;
   if (probe && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return HH_LOG_NOT_PROBED;
-  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  /* (links followed, as a shell's >> does: HEAPHOOK_LOG=/dev/stderr is
+   * one; until 2026-11-28 O_NOFOLLOW refused them, preload.stats_and_log) */
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0)
     hh__log("HEAPHOOK_LOG=%s: cannot open %s (%s); reporting to stderr", pattern, path, strerror(errno));
   return fd;

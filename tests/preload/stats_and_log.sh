@@ -145,6 +145,19 @@ else
   fail "HEAPHOOK_LOG unopenable: expected first stderr line '$want', got '$(head -1 "$work/err")'"
 fi
 
+# A log named through a link, as HEAPHOOK_LOG=/dev/stderr is (a link to
+# /proc/self/fd/2): the report goes where the link leads, with no warning.
+# Before, the open refused links ("Too many levels of symbolic links").
+mkdir -p "$work/linked" && : >"$work/linked/target.log" && ln -s target.log "$work/linked/hh.log"
+run "$tlsf" HEAPHOOK_STATS=1 HEAPHOOK_LOG="$work/linked/hh.log" -- blocks4k 65536
+if [ -s "$work/err" ]; then
+  fail "HEAPHOOK_LOG through a link to a file: expected nothing on stderr, got: $(cat "$work/err")"
+else
+  check_report "$work/linked/target.log" "HEAPHOOK_LOG through a link to a file: report in the file it leads to"
+fi
+run "$tlsf" HEAPHOOK_STATS=1 HEAPHOOK_LOG=/dev/stderr -- blocks4k 65536
+check_report "$work/err" "HEAPHOOK_LOG=/dev/stderr: report on stderr, no warning"
+
 # The same for a program that closes stderr at exit (GNU tools do): the
 # log is tried at start-up, where the warning can still be said, and the
 # reports go to heaphook's copy of stderr. Before, both were written to
