@@ -45,7 +45,12 @@ int hh_run_find_library(char *out, size_t size, char *why, size_t why_size) {
       snprintf(why, why_size, "cannot find this program's path: %s", strerror(errno));
       return -1;
     }
-    snprintf(lib, sizeof lib, "%s/../libheaphook.so", dirname(self));
+    /* build/src/cli/heaphook has it in build/src/; installed, bin/heaphook
+     * has it in lib/ */
+    const char *dir = dirname(self);
+    snprintf(lib, sizeof lib, "%s/../libheaphook.so", dir);
+    if (!realpath(lib, real) || access(real, R_OK) != 0)
+      snprintf(lib, sizeof lib, "%s/../lib/libheaphook.so", dir);
     if (!realpath(lib, real) || access(real, R_OK) != 0) {
       snprintf(
           why, why_size,
