@@ -117,6 +117,12 @@ expect_error "INITIAL_MEMPOOL_SIZE=64b (too small, as written)" \
 expect_error "INITIAL_MEMPOOL_SIZE=1000T (cannot be mapped)" \
   "heaphook: tlsf: cannot map the initial pool of 1099511627776000 bytes (INITIAL_MEMPOOL_SIZE): Cannot allocate memory" \
   "$tlsf" INITIAL_MEMPOOL_SIZE=1000T
+# An addition no machine here can hold: every growth would fail, silently,
+# with memory to spare (before, the program ran on and its first growth
+# gave ENOMEM), where a first pool that large stops it (above).
+expect_error "ADDITIONAL_MEMPOOL_SIZE=1000T (more than the machine's memory)" \
+  "heaphook: ADDITIONAL_MEMPOOL_SIZE=1000T is more than this machine's memory: no pool that large can be added (0 never grows)" \
+  "$tlsf" INITIAL_MEMPOOL_SIZE=1M ADDITIONAL_MEMPOOL_SIZE=1000T
 expect_error "HEAPHOOK_TLSF_MLOCK=maybe" \
   "heaphook: HEAPHOOK_TLSF_MLOCK=maybe is not a boolean (use 1/0, true/false, yes/no or on/off)" \
   "$tlsf" HEAPHOOK_TLSF_MLOCK=maybe

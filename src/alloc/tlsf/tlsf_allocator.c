@@ -336,16 +336,22 @@ static void *alloc_locked(size_t size, size_t align) {
   return align <= HH_MIN_ALIGN ? tlsf_malloc(g.tlsf, size) : tlsf_memalign(g.tlsf, align, size);
 }
 
-/* True when the additions the growth rule would make for this request add
- * up to no more than the machine's physical memory. Pools are pre-faulted,
- * so a request no machine can hold (malloc(1 << 56)) must fail at once with
- * ENOMEM rather than fault in every doubling until the OOM killer comes. */
-static bool growth_fits_memory(size_t size, size_t align) {
+/* The machine's physical memory in bytes (SIZE_MAX when unknown). */
+static size_t physical_memory(void) {
   static size_t physical;
   if (physical == 0) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     physical = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : SIZE_MAX;
   }
+  return physical;
+}
+
+/* True when the additions the growth rule would make for this request add
+ * up to no more than the machine's physical memory. Pools are pre-faulted,
+ * so a request no machine can hold (malloc(1 << 56)) must fail at once with
+ * ENOMEM rather than fault in every doubling until the OOM killer comes. */
+static bool growth_fits_memory(size_t size, size_t align) {
+  size_t physical = physical_memory();
   size_t need = size + align + TLSF_POOL_OVERHEAD + 64; /* enough to hold the block */
   size_t addition = g.additional, total = 0;
   for (;;) {
@@ -741,6 +747,13 @@ static void read_config(void) {
     initial = env_size("INITIAL_MEMPOOL_SIZE", DEFAULT_POOL_SIZE);
     check_initial_holds_a_block(initial); /* (the default does) */
     additional = env_size("ADDITIONAL_MEMPOOL_SIZE", initial != 0 ? initial : DEFAULT_POOL_SIZE);
+    /* (pools are pre-faulted: such an addition is never made, and every
+     * growth failed with ENOMEM, unsaid, however much memory was free) */
+    if (hh__env_get("ADDITIONAL_MEMPOOL_SIZE") != NULL && additional > physical_memory())
+      hh__die(
+          "ADDITIONAL_MEMPOOL_SIZE=%s is more than this machine's memory: no pool that large can be added (0 "
+          "never grows)",
+          hh__env_get("ADDITIONAL_MEMPOOL_SIZE"));
     g.mlock = env_bool("HEAPHOOK_TLSF_MLOCK");
     g.cache = env_bool_default("HEAPHOOK_TLSF_CACHE", true);
     g.huge = env_bool_default("HEAPHOOK_TLSF_HUGEPAGES", true);
