@@ -105,6 +105,29 @@ static void test_growth_readme_example_100_bytes(void **state) {
   A->dealloc(p);
 }
 
+/* Small additions and a heap that keeps growing (tier4 heaphook's README
+ * sizes, INITIAL = ADDITIONAL = 1000000, and a program of some gigabytes):
+ * one-page pools that hold one 3000-byte block each, 6000 blocks. The
+ * literal rule holds for the first 3840 pools; then each growth starts from
+ * a sixteenth of the pools so far, and the table of 4096 pools never fills.
+ * Before 2026-11-28 the 4097th block was NULL (ENOMEM with memory to spare:
+ * a program on 1000000-byte pools failed past 4 GB). */
+static void test_growth_goes_on_past_the_pool_table(void **state) {
+  (void)state;
+  init_with(page, page);
+  for (int i = 0; i < 6000; i++) {
+    void *p = A->alloc(3000, 1);
+    if (p == NULL) fail_msg("block %d of 3000 bytes: NULL after %zu growths", i, hh__tlsf_allocator_growths());
+    memset(p, 1, 3000);
+  }
+  static size_t sizes[4096];
+  size_t n = hh__tlsf_allocator_pool_sizes(sizes, 4096);
+  assert_true(n > 3840 && n < 4096);
+  for (size_t i = 0; i < 3840; i++) assert_int_equal(sizes[i], page);
+  for (size_t i = 3841; i < n; i++) assert_true(sizes[i] > page);
+  assert_int_equal(hh__tlsf_allocator_check(), 0);
+}
+
 static void test_no_growth_when_additional_is_zero(void **state) {
   (void)state;
   init_with(page, 0);
@@ -803,6 +826,7 @@ int main(void) {
 #define T_(f) cmocka_unit_test_teardown(f, teardown)
       T_(test_growth_doubles_additions_until_request_fits),
       T_(test_growth_readme_example_100_bytes),
+      T_(test_growth_goes_on_past_the_pool_table),
       T_(test_no_growth_when_additional_is_zero),
       T_(test_growth_keeps_errno),
       T_(test_huge_request_returns_null),

@@ -346,6 +346,25 @@ static size_t physical_memory(void) {
   return physical;
 }
 
+/* The pool table's last slots: a growth that finds fewer free than this
+ * starts from a sixteenth of the pool bytes so far, when that is more than
+ * ADDITIONAL, so that the heap grows by at least 1/16 each time and the table
+ * never fills while memory remains (256 such growths multiply it by 5
+ * million). Before, growth stopped at the 4096th pool: with tier4 heaphook's
+ * README sizes (1000000-byte additions) a program failed past 4 GB
+ * (tlsf_allocator, test_growth_goes_on_past_the_pool_table). */
+#define POOL_RESERVE 256
+
+/* The first addition of a growth: ADDITIONAL, or the above. Under the lock. */
+static size_t first_addition(void) {
+  size_t addition = g.additional;
+  if (g_range_count >= MAX_POOLS - POOL_RESERVE) {
+    size_t sixteenth = tlsf_pool_bytes(g.tlsf) / 16;
+    if (addition < sixteenth) addition = sixteenth;
+  }
+  return addition;
+}
+
 /* True when the additions the growth rule would make for this request add
  * up to no more than the machine's physical memory. Pools are pre-faulted,
  * so a request no machine can hold (malloc(1 << 56)) must fail at once with
@@ -353,7 +372,7 @@ static size_t physical_memory(void) {
 static bool growth_fits_memory(size_t size, size_t align) {
   size_t physical = physical_memory();
   size_t need = size + align + TLSF_POOL_OVERHEAD + 64; /* enough to hold the block */
-  size_t addition = g.additional, total = 0;
+  size_t addition = first_addition(), total = 0;
   for (;;) {
     if (__builtin_add_overflow(total, addition, &total) || total > physical) return false;
     if (addition >= need) return true;
@@ -363,12 +382,13 @@ static bool growth_fits_memory(size_t size, size_t align) {
 }
 
 /* The heaphook growth rule: additions of ADDITIONAL, 2*ADDITIONAL, 4*...,
- * each a new pool, until the request fits. Returns the block or NULL (growth
+ * each a new pool, until the request fits (near the end of the pool
+ * table, from first_addition). Returns the block or NULL (growth
  * disabled, request beyond any pool, mmap failed, pool table full). */
 static void *grow_and_alloc(size_t size, size_t align) {
   if (g.additional == 0 || size > TLSF_MAX_REQUEST || align > TLSF_MAX_REQUEST) return NULL;
   if (!growth_fits_memory(size, align)) return NULL;
-  size_t addition = g.additional;
+  size_t addition = first_addition();
   for (;;) {
     /* An addition too small to hold any block cannot satisfy the request:
      * go on doubling, as the rule does with one that is merely too small. */
