@@ -123,6 +123,13 @@ expect_error "INITIAL_MEMPOOL_SIZE=1000T (cannot be mapped)" \
 expect_error "ADDITIONAL_MEMPOOL_SIZE=1000T (more than the machine's memory)" \
   "heaphook: ADDITIONAL_MEMPOOL_SIZE=1000T is more than this machine's memory: no pool that large can be added (0 never grows)" \
   "$tlsf" INITIAL_MEMPOOL_SIZE=1M ADDITIONAL_MEMPOOL_SIZE=1000T
+# No pool at first and none ever added: every allocation failed (python3
+# ended with "memory exhausted").
+expect_error "INITIAL_MEMPOOL_SIZE=0 ADDITIONAL_MEMPOOL_SIZE=0" \
+  "heaphook: INITIAL_MEMPOOL_SIZE=0 with ADDITIONAL_MEMPOOL_SIZE=0: the pool is empty and never grows" \
+  "$tlsf" INITIAL_MEMPOOL_SIZE=0 ADDITIONAL_MEMPOOL_SIZE=0
+expect_ok "valid: INITIAL_MEMPOOL_SIZE=0 (the pool made at the first allocation)" \
+  "$tlsf" INITIAL_MEMPOOL_SIZE=0
 expect_error "HEAPHOOK_TLSF_MLOCK=maybe" \
   "heaphook: HEAPHOOK_TLSF_MLOCK=maybe is not a boolean (use 1/0, true/false, yes/no or on/off)" \
   "$tlsf" HEAPHOOK_TLSF_MLOCK=maybe

@@ -774,6 +774,10 @@ static void read_config(void) {
           "ADDITIONAL_MEMPOOL_SIZE=%s is more than this machine's memory: no pool that large can be added (0 "
           "never grows)",
           hh__env_get("ADDITIONAL_MEMPOOL_SIZE"));
+    /* (no pool at first and none added: every allocation would fail) */
+    if (initial == 0 && additional == 0)
+      hh__die("INITIAL_MEMPOOL_SIZE=%s with ADDITIONAL_MEMPOOL_SIZE=%s: the pool is empty and never grows",
+              hh__env_get("INITIAL_MEMPOOL_SIZE"), hh__env_get("ADDITIONAL_MEMPOOL_SIZE"));
     g.mlock = env_bool("HEAPHOOK_TLSF_MLOCK");
     g.cache = env_bool_default("HEAPHOOK_TLSF_CACHE", true);
     g.huge = env_bool_default("HEAPHOOK_TLSF_HUGEPAGES", true);
