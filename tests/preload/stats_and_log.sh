@@ -93,6 +93,19 @@ else
   fail "HEAPHOOK_TLSF_MLOCK, 1 MiB limit: status $rc, stdout '$(head -c 100 "$work/out")', stderr: $(head -c 400 "$work/err")"
 fi
 
+# ... and a limit the initial pool is over: the same line for it, with the
+# reason (it said "errno 12").
+as_limited env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
+  INITIAL_MEMPOOL_SIZE=4M ADDITIONAL_MEMPOOL_SIZE=4M HEAPHOOK_TLSF_MLOCK=1 \
+  LD_PRELOAD="$tlsf" "$probe" blocks4k 1048576 >"$work/out" 2>"$work/err"
+rc=$?
+want="heaphook: tlsf: HEAPHOOK_TLSF_MLOCK: mlock of the initial pool of 4194304 bytes failed (Cannot allocate memory; see ulimit -l); its pages are not locked, going on"
+if [ $rc = 0 ] && grep -qx "pid [0-9]*" "$work/out" && [ "$(cat "$work/err")" = "$want" ]; then
+  ok "HEAPHOOK_TLSF_MLOCK, 1 MiB limit: one line for the initial pool"
+else
+  fail "HEAPHOOK_TLSF_MLOCK, initial pool over the limit: status $rc, stdout '$(head -c 100 "$work/out")', stderr: $(head -c 400 "$work/err")"
+fi
+
 # The default 64M pool holds it all: no growth.
 run "$tlsf" HEAPHOOK_STATS=1 -- blocks4k 1048576
 if check_report "$work/err" "default pool, report on stderr"; then

@@ -108,6 +108,7 @@ static struct {
   pthread_mutex_t lock;
   tlsf_t *tlsf;
   size_t growths, peak_used, largest_request, mlock_failures, map_failures;
+  int mlock_errno; /* the last failed mlock's */
 } g;
 
 /* The largest request a thread's cache served, without the lock (the
@@ -310,6 +311,7 @@ static bool add_pool(size_t bytes) {
   }
   if (g.mlock && mlock(mem, mapped) != 0) {
     g.mlock_failures++;
+    g.mlock_errno = errno;
     /* (the initial pool's failure is told by init; an added pool's was only
      * counted, in HEAPHOOK_STATS's report: a real-time program learnt at
      * exit that its pages could fault) */
@@ -807,9 +809,9 @@ static int tlsf_init(void) {
   }
   if (g.mlock && g.mlock_failures != 0) {
     hh__log(
-        "tlsf: HEAPHOOK_TLSF_MLOCK: mlock of the initial pool failed (errno %d; see "
-        "ulimit -l); going on unlocked",
-        errno);
+        "tlsf: HEAPHOOK_TLSF_MLOCK: mlock of the initial pool of %zu bytes failed (%s; see ulimit -l); its "
+        "pages are not locked, going on",
+        g.initial, strerrordesc_np(g.mlock_errno));
   }
   if (!g.atfork_registered) {
     hh__atfork(atfork_prepare, atfork_parent, atfork_child);
