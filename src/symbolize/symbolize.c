@@ -346,6 +346,22 @@ static const char *symbol_name(hh_symbolizer *s, const char *name) {
 
 #define MAX_INLINE 64
 
+/* Whether pc (a return address - 1) lies in code that makes calls: the
+ * call frame information of a function other than a signal trampoline
+ * holds it (or the module has none to tell). */
+static bool in_a_caller(smodule *m, uint64_t pc) {
+  Dwarf_Addr bias = 0;
+  Dwarf_CFI *cfi = dwfl_module_eh_cfi(m->mod, &bias);
+  if (!cfi) return true;
+  Dwarf_Frame *frame = NULL;
+  if (dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) return false;
+  Dwarf_Addr start, end;
+  bool signal = false;
+  dwarf_frame_info(frame, &start, &end, &signal);
+  free(frame);
+  return !signal;
+}
+
 /* Fills frames for pc in module m; returns the count (>= 1). */
 static size_t resolve(hh_symbolizer *s, smodule *m, uint64_t ip, hh_frame *out) {
   uint64_t pc = ip ? ip - 1 : 0; /* inside the call instruction */
@@ -359,6 +375,18 @@ static size_t resolve(hh_symbolizer *s, smodule *m, uint64_t ip, hh_frame *out) 
   GElf_Off off;
   GElf_Sym sym;
   const char *symname = dwfl_module_addrinfo(m->mod, pc, &off, &sym, NULL, NULL, NULL);
+  if (!symname && ip && !in_a_caller(m, pc)) {
+    /* A frame no call made, whose return address is its function's first
+     * byte (the signal trampoline __restore_rt under a handler, whose call
+     * frame information says so, __start_context under a makecontext
+     * coroutine, with no function's before it) was named by no one:
+     * "0x7f... (libc.so.6+0x3c050)" (trace.signal_frames). */
+    const char *at = dwfl_module_addrinfo(m->mod, ip, &off, &sym, NULL, NULL, NULL);
+    if (at && off == 0) {
+      pc = ip;
+      symname = at;
+    }
+  }
   const char *file = NULL;
   int line = 0;
   Dwfl_Line *dl = dwfl_module_getsrc(m->mod, pc);

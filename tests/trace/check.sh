@@ -1522,6 +1522,20 @@ PY
     cmp -s o plain.out || fail "misses: output $(cat o), not $(cat plain.out)"
     "$HH_CLI" report "$(one_file "$dir/j.*.hhtrace")" >r.txt 2>re.txt || fail "misses: report: $(cat re.txt)"
     ;;
+  signal_frames)
+    # Stacks through a signal handler and a makecontext coroutine
+    # (signal_frames.c): the trampoline and the coroutine's start are named
+    # (they were "?": an address 1 byte before each function).
+    timeout -s KILL 60 env LD_PRELOAD="$HH_HEAPTRACK" HEAPHOOK_OUTPUT="$dir/f.hhtrace" "$HH_SIGNAL_FRAMES" >o 2>e ||
+      fail "exit status $?: $(cat e)"
+    [ "$(cat o)" = "signal frames done" ] || fail "output: $(cat o)"
+    dump "$dir/f.hhtrace" d
+    status_ok d
+    expect 10 d "alloc malloc T=1 size=40 " \
+      "stack=in_handler@hh_trace_signal_frames;__restore_rt@libc.so.6;__pthread_kill_implementation@libc.so.6"
+    expect 10 d "alloc malloc T=1 size=41 " "stack=in_coroutine@hh_trace_signal_frames;__start_context@libc.so.6"
+    expect 0 d "?@"
+    ;;
   *) fail "unknown test" ;;
 esac
 echo "ok $what"
