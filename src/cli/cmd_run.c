@@ -24,6 +24,7 @@
 #include "run_traces.h"
 #include "summary.h"
 #include "trace/format.h"
+#include "trace/naming.h"
 
 static const char usage[] =
     "usage: heaphook run [-o PATH] [--sample BYTES] [--no-stacks] -- PROGRAM [ARGS...]\n"
@@ -183,13 +184,21 @@ int hh_cmd_run(int argc, char **argv) {
   if (want[0] == '/') {
     snprintf(pattern, sizeof pattern, "%s", want);
   } else {
-    char cwd[PATH_MAX];
+    char cwd[PATH_MAX], escaped[PATH_MAX * 2];
     if (!getcwd(cwd, sizeof cwd)) {
       hh_cli_error("run", "cannot get the working directory: %s", strerror(errno));
       return HH_EXIT_FAIL;
     }
-    if ((size_t)snprintf(pattern, sizeof pattern, "%.*s/%s", (int)(sizeof cwd), cwd, want) >=
-        sizeof pattern) {
+    /* a '%' of the directory's is itself ("%%"): in a directory named
+     * "d%p" the traces went to "d<pid>", which is not there, and none
+     * was written (cli.run_percent_dir) */
+    size_t e = 0;
+    for (const char *c = cwd; *c; c++) {
+      if (*c == '%') escaped[e++] = '%';
+      escaped[e++] = *c;
+    }
+    escaped[e] = '\0';
+    if ((size_t)snprintf(pattern, sizeof pattern, "%s/%s", escaped, want) >= sizeof pattern) {
       hh_cli_error("run", "trace path too long: %s", want);
       return HH_EXIT_USAGE;
     }
@@ -201,17 +210,19 @@ int hh_cmd_run(int argc, char **argv) {
   const char *slash = strrchr(pattern, '/');
   char dir[sizeof pattern];
   snprintf(dir, sizeof dir, "%.*s", slash == pattern ? 1 : (int)(slash - pattern), pattern);
-  if (!strchr(dir, '%') && access(dir, W_OK | X_OK) != 0) {
+  char dir_path[sizeof dir];
+  hh_run_expand(dir, "", dir_path, sizeof dir_path);
+  if (!hh_trace_pid_at(dir) && access(dir_path, W_OK | X_OK) != 0) {
     char dir_buf[sizeof dir];
     hh_cli_error("run", "-o %s: cannot create files in %s: %s", want,
-                 hh_text_safe(dir, dir_buf, sizeof dir_buf), strerror(errno));
+                 hh_text_safe(dir_path, dir_buf, sizeof dir_buf), strerror(errno));
     return HH_EXIT_FAIL;
   }
 
   /* A fixed path is replaced, as -o does elsewhere: the tracer never
    * writes over a file (O_EXCL), and would name this run's trace after the
    * numbered pattern instead, away from where the user looks. */
-  if (!strstr(want, "%p")) {
+  if (!hh_trace_pid_at(want)) {
     char fixed[sizeof pattern];
     hh_run_expand(pattern, "", fixed, sizeof fixed);
     struct stat st;

@@ -65,7 +65,7 @@ int hh_run_exec_chain(const char *pattern, pid_t pid, uint64_t since_ns, char (*
   /* A fixed path is the first program's trace; the ones it execs follow
    * the numbered pattern, from "<pid>.1" (trace/naming.h). */
   char numbered[PATH_MAX + 8];
-  bool fixed = !strstr(pattern, "%p");
+  bool fixed = !hh_trace_pid_at(pattern);
   if (fixed && hh_trace_numbered(pattern, numbered, sizeof numbered) != 0) fixed = false;
   int found = 0;
   for (int seq = 0; seq < 100 && found < max; seq++) {
@@ -141,12 +141,12 @@ int hh_run_descendants(const char *pattern, pid_t pid, uint64_t since_ns, char (
   /* the names the tracer gives: the expansion around the first %p (a
    * pattern with another %p after it is not searched) */
   char numbered[PATH_MAX + 8];
-  if (!strstr(pattern, "%p")) { /* a fixed path: the others follow its numbered pattern */
+  if (!hh_trace_pid_at(pattern)) { /* a fixed path: the others follow its numbered pattern */
     if (hh_trace_numbered(pattern, numbered, sizeof numbered) != 0) return 0;
     pattern = numbered;
   }
-  const char *at = strstr(pattern, "%p");
-  if (at == NULL || strstr(at + 2, "%p") != NULL) return 0;
+  const char *at = hh_trace_pid_at(pattern);
+  if (at == NULL || hh_trace_pid_at(at + 2) != NULL) return 0;
   char head[PATH_MAX], tail[PATH_MAX], before[PATH_MAX];
   snprintf(before, sizeof before, "%.*s", (int)(at - pattern), pattern);
   hh_run_expand(before, "", head, sizeof head);

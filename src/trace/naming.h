@@ -15,6 +15,18 @@
 #include <stddef.h>
 #include <string.h>
 
+/* The first "%p" of pattern that stands for the pid, NULL when it has
+ * none: a "%%" (a '%' of the path's own, as a directory's name may hold)
+ * is skipped whole, so "a%%p" is the fixed path "a%p". */
+static inline const char *hh_trace_pid_at(const char *pattern) {
+  for (const char *p = pattern; *p != '\0'; p++) {
+    if (p[0] != '%') continue;
+    if (p[1] == 'p') return p;
+    if (p[1] == '%') p++;
+  }
+  return NULL;
+}
+
 /* The numbered pattern of pattern (a path pattern without "%p", "%%"
  * standing for "%"); 0, or -1 when it does not fit in size bytes. */
 static inline int hh_trace_numbered(const char *pattern, char *out, size_t size) {

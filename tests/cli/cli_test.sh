@@ -131,6 +131,28 @@ case $case_name in
       expect_in r.json '"allocations": 4, "frees": 2, "reallocs": 1,'
     done
     ;;
+  run_percent_dir)
+    # Run from a directory whose name has a '%' in it ("%p", "%%"): the
+    # trace goes there, under the name asked for, and so do the traces of
+    # the programs it starts. The directory's "%p" was taken for the pid
+    # (d%p became d<pid>, which is not there), and its "%%" for one '%':
+    # no trace was written at all.
+    name=$(basename "$prog")
+    for d in 'd%p' 'e%%' 'f%'; do
+      mkdir "$work/$d" && cd "$work/$d" || exit 1
+      "$hh" run -- "$prog" >out 2>err
+      expect_rc 0 $? "run in $d"
+      expect_line err "heaphook: 4 allocations, 2 frees, 1 realloc; 14.7 KiB allocated in all"
+      [ "$(ls heaplog.*.hhtrace 2>/dev/null | wc -l)" = 1 ] || fail "$d: want one heaplog.<pid>.hhtrace: $(ls)"
+      "$hh" run -o t.hhtrace -- sh -c "\"$prog\"; \"$prog\"; true" >out 2>err
+      expect_rc 0 $? "run -o t.hhtrace in $d"
+      grep -Eq "^heaphook: (and )?2 traces from its child processes: t\.[0-9]+\.hhtrace \($name\), t\.[0-9]+\.hhtrace \($name\)$" err ||
+        fail "$d: no line naming the children's traces: $(cat err)"
+      [ "$(ls t.*.hhtrace | wc -l)" = 2 ] || fail "$d: want t.<pid>.hhtrace twice: $(ls)"
+      cd "$work" || exit 1
+    done
+    [ "$(ls "$work" | wc -l)" = 3 ] || fail "files outside the directories: $(ls "$work")"
+    ;;
   run_daemon)
     # A daemon's double fork: the grandchild's parent has exited (init is
     # its parent) by the time it writes its trace's header. Its trace was

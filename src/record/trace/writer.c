@@ -199,7 +199,7 @@ static bool create_file(void) {
    * there (said below), its numbered pattern. */
   static char fixed[sizeof path], numbered[sizeof path]; /* (pattern's size: it is copied there) */
   fixed[0] = '\0';
-  if (strstr(output, "%p") == NULL) { /* (not the directory's) */
+  if (hh_trace_pid_at(output) == NULL) { /* (not the directory's) */
     /* A fixed path: the first process's trace; the others follow its
      * numbered pattern (trace/naming.h). */
     if (expand(pattern, "", path, sizeof path) != 0) {
