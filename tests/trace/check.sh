@@ -1536,6 +1536,23 @@ PY
     expect 10 d "alloc malloc T=1 size=41 " "stack=in_coroutine@hh_trace_signal_frames;__start_context@libc.so.6"
     expect 0 d "?@"
     ;;
+  many_threads_exit)
+    # 2,000 threads end at once, each with a chunk for the writer's queue
+    # (threads_exit.c): each of 3 runs must end in seconds (on 2 cores
+    # most took 8-80 s, a few 1 s; 0.1 s untraced), with every allocation
+    # in the trace.
+    for round in 1 2 3; do
+      rm -f "$dir"/x.*.hhtrace
+      start=$(date +%s)
+      timeout -s KILL 100 env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/x.%p.hhtrace" \
+        "$HH_THREADS_EXIT" 2000 >out 2>err || fail "run $round: exit status $? (137: still running after 100 s)"
+      took=$(($(date +%s) - start))
+      [ "$(cat out)" = "threads exit done" ] || fail "run $round: output: $(cat out) $(cat err)"
+      [ $took -le 10 ] || fail "run $round: the threads took $took s to end"
+      [ "$(site_counts "$(one_file "$dir/x.*.hhtrace")" exit_churn worker)" = "200000 2000" ] ||
+        fail "run $round: allocations of exit_churn and worker: $(site_counts "$(one_file "$dir/x.*.hhtrace")" exit_churn worker)"
+    done
+    ;;
   *) fail "unknown test" ;;
 esac
 echo "ok $what"

@@ -301,8 +301,8 @@ static void futex(atomic_int *addr, int op, int val, const struct timespec *time
   syscall(SYS_futex, addr, op, val, timeout, NULL, 0);
 }
 
-/* Bumped at each pop, for the threads that wait for room in the queue (a
- * futex; q_room_waiting of them sleep on it). */
+/* Bumped at each pop, under q_lock, for the threads that wait for room in
+ * the queue (a futex; q_room_waiting of them sleep on it). */
 static atomic_int q_popped, q_room_waiting;
 
 static bool pop(job *out) {
@@ -313,20 +313,22 @@ static bool pop(job *out) {
     q_head = (q_head + 1) % QUEUE;
     q_count--;
   }
+  if (any) atomic_fetch_add(&q_popped, 1);
   pthread_mutex_unlock(&q_lock);
-  if (any) {
-    atomic_fetch_add(&q_popped, 1);
-    if (atomic_load(&q_room_waiting) > 0) futex(&q_popped, FUTEX_WAKE_PRIVATE, 1, NULL);
-  }
+  if (any && atomic_load(&q_room_waiting) > 0) futex(&q_popped, FUTEX_WAKE_PRIVATE, 1, NULL);
   return any;
 }
 
-static bool push(const job *j) {
+/* False when the queue is full: *popped is then the pops so far, read with
+ * the queue found full, for wait_for_writer. */
+static bool push(const job *j, int *popped) {
   pthread_mutex_lock(&q_lock);
   bool room = q_count < QUEUE;
   if (room) {
     queue[(q_head + q_count) % QUEUE] = *j;
     q_count++;
+  } else {
+    *popped = atomic_load(&q_popped);
   }
   pthread_mutex_unlock(&q_lock);
   if (room && atomic_load(&writer_sleeping)) {
@@ -345,19 +347,25 @@ static void write_job(const job *j) {
 }
 
 /* The owner waits for the writer: yields at first, then sleeps until the
- * writer gives its buffer back (full: until it takes a job off the queue),
- * at most 1 ms at a time. It slept 50 us at a time, woken by nothing: with
- * a few hundred threads waiting, their wake-ups took the processors from
- * the one writer they waited for (250 busy threads: 35-150 s for what 50
- * threads traced in 5). */
+ * writer gives its buffer back, at most 1 ms at a time. It slept 50 us at a
+ * time, woken by nothing: with a few hundred threads waiting, their
+ * wake-ups took the processors from the one writer they waited for (250
+ * busy threads: 35-150 s for what 50 threads traced in 5). When the queue
+ * is full it sleeps at once until a pop wakes it (one sleeper a pop), at
+ * most 20 ms: 2,000 threads ending at once, each with a chunk to queue,
+ * yielded and woke every 1 ms, and from a count of pops read before their
+ * try, which each pop made stale; they took the processors from the
+ * writer, and the threads took 8-80 s to end, not 0.1 s
+ * (trace.many_threads_exit). */
 static void wait_for_writer(tstate *ts, int given, int popped, bool full, unsigned *turns) {
-  if (*turns < HH_BACKOFF_YIELDS) {
+  if (!full && *turns < HH_BACKOFF_YIELDS) {
     hh__backoff(turns);
     return;
   }
   struct timespec t = {0, 1000 * 1000};
   int saved = errno;
   if (full) {
+    t.tv_nsec = 20 * 1000 * 1000;
     atomic_fetch_add(&q_room_waiting, 1);
     futex(&q_popped, FUTEX_WAIT_PRIVATE, popped, &t);
     atomic_fetch_sub(&q_room_waiting, 1);
@@ -671,11 +679,11 @@ static void flush_thread_locked(tstate *ts, hh_unwind_off mask) {
       hh__tr_write_chunk(ts->buf, ts->len, ts->index, ts->nevents, ts->model);
       break;
     }
-    int given = atomic_load(&ts->spare_given), popped = atomic_load(&q_popped);
+    int given = atomic_load(&ts->spare_given), popped = 0;
     uint8_t *spare = atomic_exchange_explicit(&ts->spare, NULL, memory_order_acquire);
     if (spare != NULL) {
       job j = {ts, ts->buf, ts->len, ts->nevents};
-      if (push(&j)) {
+      if (push(&j, &popped)) {
         ts->buf = spare;
         break;
       }
