@@ -395,6 +395,15 @@ static size_t resolve(hh_symbolizer *s, smodule *m, uint64_t ip, hh_frame *out) 
   size_t n = 0;
   Dwarf_Addr bias = 0;
   Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &bias);
+  /* Split DWARF (-gsplit-dwarf): the program's unit is a skeleton, whose
+   * functions and inlined calls are in its .dwo unit; without it a frame
+   * had no inlined frames, and took the innermost one's file and line for
+   * its function's (trace.split_dwarf). */
+  Dwarf_Die split;
+  uint8_t unit_type = 0;
+  if (cu && dwarf_cu_info(cu->cu, NULL, &unit_type, NULL, &split, NULL, NULL, NULL) == 0 &&
+      unit_type == DW_UT_skeleton && dwarf_tag(&split) == DW_TAG_compile_unit)
+    cu = &split;
   Dwarf_Die *scopes = NULL;
   int nscopes = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
   if (nscopes > 0) {

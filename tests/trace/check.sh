@@ -1553,6 +1553,21 @@ PY
         fail "run $round: allocations of exit_churn and worker: $(site_counts "$(one_file "$dir/x.*.hhtrace")" exit_churn worker)"
     done
     ;;
+  split_dwarf)
+    # A program built with split DWARF (split_dwarf.c): its inlined frame
+    # and lines come from its .dwo file.
+    env LD_PRELOAD="$HH_HEAPTRACK" HEAPHOOK_OUTPUT="$dir/s.hhtrace" "$HH_SPLIT_DWARF" >o 2>e ||
+      fail "exit status $?: $(cat e)"
+    [ "$(cat o)" = "split dwarf done" ] || fail "output: $(cat o)"
+    dump "$dir/s.hhtrace" d
+    status_ok d
+    expect 10 d "alloc malloc T=1 " "stack=make@hh_trace_split_dwarf;build@hh_trace_split_dwarf;main@hh_trace_split_dwarf;"
+    "$HH_CLI" report --top 1 "$dir/s.hhtrace" >r.txt 2>&1 || fail "report: $(cat r.txt)"
+    grep -A3 '^call sites by number of allocations' r.txt | grep -q '^        make (split_dwarf.c:10) \[inlined\]$' ||
+      fail "no inlined make (split_dwarf.c:10): $(grep -A4 '^call sites by number' r.txt)"
+    grep -A4 '^call sites by number of allocations' r.txt | grep -q '^        build (split_dwarf.c:12)$' ||
+      fail "no build (split_dwarf.c:12): $(grep -A4 '^call sites by number' r.txt)"
+    ;;
   *) fail "unknown test" ;;
 esac
 echo "ok $what"
