@@ -1538,7 +1538,7 @@ PY
     ;;
   many_threads_exit)
     # 2,000 threads end at once, each with a chunk for the writer's queue
-    # (threads_exit.c): each of 3 runs must end in seconds (on 2 cores
+    # (threads_exit.c): each of 3 runs must end within 20 s (on 2 cores
     # most took 8-80 s, a few 1 s; 0.1 s untraced), with every allocation
     # in the trace.
     for round in 1 2 3; do
@@ -1548,7 +1548,7 @@ PY
         "$HH_THREADS_EXIT" 2000 >out 2>err || fail "run $round: exit status $? (137: still running after 100 s)"
       took=$(($(date +%s) - start))
       [ "$(cat out)" = "threads exit done" ] || fail "run $round: output: $(cat out) $(cat err)"
-      [ $took -le 10 ] || fail "run $round: the threads took $took s to end"
+      [ $took -le 20 ] || fail "run $round: the threads took $took s to end"
       [ "$(site_counts "$(one_file "$dir/x.*.hhtrace")" exit_churn worker)" = "200000 2000" ] ||
         fail "run $round: allocations of exit_churn and worker: $(site_counts "$(one_file "$dir/x.*.hhtrace")" exit_churn worker)"
     done
