@@ -240,7 +240,7 @@ static void text_report(const ctx *c, const char *path) {
     const hh_thread_stats *t = &a->threads[i];
     fprintf(out,
             "  thread %" PRIu32 " \"%s\" (tid %" PRIu64 "): %" PRIu64 " allocation%s, %" PRIu64 " free%s, ",
-            t->index, t->name ? hh_text_safe(t->name, safe, sizeof safe) : "", t->tid, t->allocations,
+            t->index, t->name ? hh_text_safe_quoted(t->name, safe, sizeof safe) : "", t->tid, t->allocations,
             hh_cli_s(t->allocations), t->frees, hh_cli_s(t->frees));
     put_bytes(out, t->bytes);
     fputs(" allocated, ", out);

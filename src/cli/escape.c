@@ -155,17 +155,18 @@ size_t hh_utf8_cut(const char *s, size_t n) {
   return n;
 }
 
-const char *hh_text_safe(const char *s, char *buf, size_t size) {
+static const char *text_safe(const char *s, char *buf, size_t size, bool quoted) {
   const unsigned char *p = (const unsigned char *)s;
   bool clean = true;
-  for (const unsigned char *q = p; *q && clean; q++) clean = *q >= 0x20 && *q != 0x7f && *q != '\\';
+  for (const unsigned char *q = p; *q && clean; q++)
+    clean = *q >= 0x20 && *q != 0x7f && *q != '\\' && !(quoted && *q == '"');
   if (clean || size == 0) return s;
   size_t n = 0;
   for (; *p && n + 5 < size; p++) {
     unsigned c = *p;
-    if (c == '\\') {
+    if (c == '\\' || (quoted && c == '"')) {
       buf[n++] = '\\';
-      buf[n++] = '\\';
+      buf[n++] = (char)c;
     } else if (c >= 0x20 && c != 0x7f) {
       buf[n++] = (char)c;
     } else if (c == '\n' || c == '\t' || c == '\r') {
@@ -177,4 +178,10 @@ const char *hh_text_safe(const char *s, char *buf, size_t size) {
   }
   buf[n] = '\0';
   return buf;
+}
+
+const char *hh_text_safe(const char *s, char *buf, size_t size) { return text_safe(s, buf, size, false); }
+
+const char *hh_text_safe_quoted(const char *s, char *buf, size_t size) {
+  return text_safe(s, buf, size, true);
 }

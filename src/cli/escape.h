@@ -54,5 +54,8 @@ size_t hh_utf8_cut(const char *s, size_t n);
  * program's name, argv, thread names and markers are its own: a newline
  * split heaphook's line in two, an escape sequence reached the terminal. */
 const char *hh_text_safe(const char *s, char *buf, size_t size);
+/* The same for text shown between double quotes: a quote is \" too (a
+ * thread named q"t showed as "q"t"). */
+const char *hh_text_safe_quoted(const char *s, char *buf, size_t size);
 
 #endif

@@ -508,6 +508,12 @@ PY
     "$hh" run -o b.hhtrace -- "./$bs" 0 >out 2>err
     "$hh" report b.hhtrace >rep 2>&1
     expect_line rep 'command: ./b\\\tx 0'
+    # a thread's name is shown between quotes: a quote in it is escaped
+    # (a main thread named q"t showed as "q"t")
+    cp "$prog" './q"t'
+    "$hh" run -o q.hhtrace -- './q"t' 0 >out 2>err
+    "$hh" report q.hhtrace >rep 2>&1
+    grep -qF '  thread 1 "q\"t" (tid ' rep || fail "thread name with a quote: $(grep ' thread 1 ' rep)"
     cp /bin/sh "./$odd.sh"
     "$hh" run -o k.hhtrace -- "./$odd.sh" -c 'kill -SEGV $$' >out 2>err
     expect_rc 139 $? "a program with control characters in its name killed by SIGSEGV"
