@@ -143,20 +143,15 @@ static void *a_realloc(void *base, size_t size) {
 
 /* ---- allocation ----------------------------------------------------------- */
 
-char *hh__block_off_page(char *base, size_t n, size_t lead, bool zero) {
-  if (!hh__rt.foreign_bare) return base;
-  enum { TRIES = 4 };
-  char *held[TRIES];
-  int k = 0;
-  /* (each new block is asked for before the last is given back, which the
-   * allocator would hand out again) */
-  while (k < TRIES && base != NULL && !hh__block_front_on_page(base + lead)) {
-    held[k++] = base;
-    base = zero ? a_alloc_zeroed(n) : hh__rt.alloc->alloc(n, 1);
-  }
-  if (base == NULL && k > 0) base = held[--k];
-  while (k > 0) hh__rt.alloc->dealloc(held[--k]);
-  return base;
+size_t hh__block_off_page(char *base, size_t n, size_t lead, bool zero) {
+  const hh_allocator *a = hh__rt.alloc;
+  if (!hh__rt.foreign_bare || a->block_size == NULL) return lead;
+  int saved = errno;
+  size_t usable = a->block_size(base);
+  errno = saved;
+  if (usable < n + 16) return lead;
+  if (zero) memset(base + n, 0, 16); /* (the user bytes end 16 bytes further) */
+  return lead + 16;
 }
 
 static void *fail(int err) {
@@ -183,7 +178,7 @@ static void *place_block(size_t size, size_t align, bool zero, size_t front, boo
   if (align <= HH_MIN_ALIGN) {
     base = zero ? a_alloc_zeroed(size + lead) : a->alloc(size + lead, align);
     if (unlikely(base != NULL) && unlikely(!hh__block_front_on_page(base + lead)))
-      base = hh__block_off_page(base, size + lead, lead, zero);
+      lead = hh__block_off_page(base, size + lead, lead, zero);
   } else {
     base = a->alloc(size + lead, align);
     if (zero && base != NULL) memset(base + lead, 0, size);

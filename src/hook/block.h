@@ -82,16 +82,19 @@ static inline bool hh__block_front_on_page(const void *user) { return ((uintptr_
  * (api.c): a system call. */
 bool hh__block_front_mapped(const void *user);
 
-/* With the program's own allocator (hh__rt.foreign_bare), a block of n
- * bytes at base whose user bytes, lead bytes in, would start a page is
- * exchanged for another of the allocator's (api.c; zero: zeroed): free
- * then knows a plain block of heaphook's without asking whether the page
- * in front is mapped, a system call of ~2 us (a tcmalloc program's C++
- * churn, sampled: 1 free in ~770, 6% of its time, until 2026-11-28). Not
- * for blocks aligned beyond 16 bytes, nor after a realloc: those still
- * take the system call. Returns the block to use (base when the
- * allocator gives none other). */
-char *hh__block_off_page(char *base, size_t n, size_t lead, bool zero);
+/* With the program's own allocator (hh__rt.foreign_bare), the lead to use
+ * for a block of n bytes at base whose user bytes, lead bytes in, would
+ * start a page: 16 bytes more when the allocator's block has room for them
+ * (its size classes round up; zero: those bytes are zeroed), so that free
+ * knows a plain block of heaphook's without asking whether the page in
+ * front is mapped, a system call of ~2 us (api.c; a tcmalloc program's C++
+ * churn, sampled: 1 free in ~770 made it, 6% of its time). Else lead: the
+ * block stays, and its free takes the system call. A first version
+ * exchanged such a block for another, and gave it back: jemalloc and
+ * tcmalloc hand a block given back out again at once, so a program
+ * allocating small blocks without freeing exchanged up to 4 times at
+ * each malloc of the class, 1.7x slower (found by review). */
+size_t hh__block_off_page(char *base, size_t n, size_t lead, bool zero);
 
 static inline bool hh__block_is_sampled(const void *user) {
   return hh__block_magic(user) == HH_BLOCK_MAGIC_SAMPLED;

@@ -104,10 +104,10 @@ static void *lead_block(size_t size, bool zero) {
     errno = ENOMEM;
     return NULL;
   }
-  if (unlikely(!hh__block_front_on_page(base + HH_SAMPLED_LEAD)))
-    base = hh__block_off_page(base, n, HH_SAMPLED_LEAD, zero);
-  char *user = base + HH_SAMPLED_LEAD;
-  hh__block_header(user)->lead16 = HH_SAMPLED_LEAD / 16;
+  size_t lead = HH_SAMPLED_LEAD;
+  if (unlikely(!hh__block_front_on_page(base + lead))) lead = hh__block_off_page(base, n, lead, zero);
+  char *user = base + lead;
+  hh__block_header(user)->lead16 = (uint32_t)(lead / 16);
   hh__block_header(user)->magic = HH_BLOCK_MAGIC;
   return user;
 }

@@ -45,10 +45,13 @@ static char *base(void) {
   return r;
 }
 
-/* A block of size bytes aligned to align (a power of two >= 16). */
+/* A block of size bytes aligned to align (a power of two >= 16), with
+ * 16-31 bytes to spare, as an allocator's size classes leave (its usable
+ * size: malloc_usable_size(malloc(100)) is 128). */
 static void *take(size_t size, size_t align) {
   char *r = base();
   if (r == NULL || size > REGION) return NULL;
+  size = (size + 16 + 15) & ~(size_t)15;
   size_t need = sizeof(header) + align + size;
   size_t at = atomic_fetch_add(&used, (need + 15) & ~(size_t)15);
   if (at + need > REGION) {

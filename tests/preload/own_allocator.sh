@@ -68,6 +68,11 @@ on_page() {
   else
     fail "$1: blocks starting a page: $n (want $2)"
   fi
+  if grep -qx "the allocator's calls for 10000 blocks: 10000" "$work/$1/out"; then
+    ok "$1: one call of the allocator's a block"
+  else
+    fail "$1: $(grep "allocator's calls" "$work/$1/out") (want 10000)"
+  fi
 }
 
 run untraced "" -- own
