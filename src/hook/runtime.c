@@ -281,8 +281,10 @@ bool hh__start_slow(void) {
   hh_guard guard = hh__guard_enter();
   start_up();
   hh__guard_leave(guard);
-  atomic_store_explicit(&hh__state, HH_READY, memory_order_release);
+  /* (the path first: a thread that waited for this start-up reads it at
+   * once, cxx.c's choice among them) */
   if (!test_setup) atomic_store_explicit(&hh__fast.path, choose_path(), memory_order_release);
+  atomic_store_explicit(&hh__state, HH_READY, memory_order_release);
   errno = saved;
   return true;
 }
