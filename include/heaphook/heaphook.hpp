@@ -19,7 +19,15 @@
  *
  * get_instance() is first called at start-up, from the first allocation of
  * the process: allocations the constructor makes come from heaphook's
- * start-up arena. */
+ * start-up arena. The instance must outlive every allocation, exit's
+ * included: a static object whose destructor is not trivial (a member
+ * such as std::vector) is destroyed at exit while other threads, and the
+ * exit itself, still allocate through it. Give such a class no destructor
+ * to run, or build it once in static storage with placement new:
+ *
+ *   alignas(MyAllocator) static unsigned char storage[sizeof(MyAllocator)];
+ *   static MyAllocator *allocator = new (storage) MyAllocator;  // never destroyed
+ *   return *allocator; */
 #ifndef HEAPHOOK_HEAPHOOK_HPP
 #define HEAPHOOK_HEAPHOOK_HPP
 
