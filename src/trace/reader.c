@@ -537,12 +537,16 @@ static bool chunk_intact(hh_reader *r, uint64_t off, const uint8_t h[HH_CHUNK_HE
  * r->offset on, as far as the file goes now), whole and undamaged: when
  * it is cut short or damaged, the provisional copy of its events is read
  * instead (it was skipped, and a trace cut inside that chunk lost events
- * that one cut just before it kept). */
-static bool later_chunk_of(hh_reader *r, uint32_t thread) {
+ * that one cut just before it kept). *own: whether that chunk is the
+ * thread's own, not another provisional copy. */
+static bool later_chunk_of(hh_reader *r, uint32_t thread, bool *own) {
   uint8_t h[HH_CHUNK_HEADER_BYTES];
   for (uint64_t off = r->offset; peek_header(r, off, h) && memcmp(h, HH_CHUNK_MAGIC, 4) == 0;
        off += HH_CHUNK_HEADER_BYTES + le32(h + 8)) {
-    if (le32(h + 20) == thread) return chunk_intact(r, off, h);
+    if (le32(h + 20) == thread) {
+      *own = (le32(h + 4) & HH_CHUNK_PROVISIONAL) == 0;
+      return chunk_intact(r, off, h);
+    }
   }
   return false;
 }
@@ -668,7 +672,14 @@ next:
 #else
   (void)sum;
 #endif
-  if (provisional && later_chunk_of(r, thread)) { /* that chunk holds these events */
+  /* A later chunk of the thread holds these events again. In file order
+   * the copy is skipped. The merge reads the copy superseded by the
+   * thread's own chunk, whose first events then are not handed out again
+   * (model->skip, as in a file that grew): that chunk may lie far past the
+   * merge's window, and its first events came too late (a main thread that
+   * allocated, then waited in pthread_join while workers filled 64 MiB). */
+  bool own = false;
+  if (provisional && later_chunk_of(r, thread, &own) && !(r->merge && own)) {
     r->chunks++;
     goto next; /* (a loop: a file may hold any number of them) */
   }

@@ -626,6 +626,59 @@ static void provisional_chunks(void **state) {
   tb_free_all(&v.file);
 }
 
+/* A thread's provisional copy far ahead of its own chunk (the main thread
+ * allocated, then waited in pthread_join while a worker's chunks filled
+ * more than the merge's window): the merge hands the copy's events out in
+ * time, and the own chunk's first events not again. Before, the copy was
+ * skipped and its events came too late (101 of a real 88 MiB trace). */
+static void provisional_far_from_own_chunk(void **state) {
+  (void)state;
+  v2file v;
+  v2_begin(&v, 0);
+  rows_begin(&v, 1, 100);
+  for (uint64_t i = 0; i < 2; i++) tb_alloc(&v.rows, 0, 100 + i, 0x9000 + 0x100 * i, 40, 0, 0);
+  tb_chunk_begin_untimed(&v.file, 1);
+  tb_bytes(&v.file, v.rows.pl, v.rows.pl_len);
+  tb_chunk_end(&v.file, HH_CHUNK_RAW | HH_CHUNK_PROVISIONAL);
+  tb kept = v.rows; /* thread 1's buffer goes on after the worker's chunks */
+  memset(&v.rows, 0, sizeof v.rows);
+  for (uint64_t c = 0; c < 40; c++) {
+    rows_begin(&v, 2, 1000 + 100 * c);
+    for (uint64_t i = 0; i < 10; i++)
+      tb_alloc(&v.rows, 0, 1000 + 100 * c + i, 0x100000 + 0x100 * (10 * c + i), 40, 0, 0);
+    rows_end(&v);
+  }
+  tb_free_all(&v.rows);
+  v.rows = kept;
+  v.rows_thread = 1;
+  tb_alloc(&v.rows, 0, 9000, 0x9200, 40, 0, 0);
+  rows_end(&v);
+  for (int merged = 0; merged < 2; merged++) {
+    hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, NULL, 0);
+    hh_merge *m = merged ? hh_merge_new(r, 256) : NULL; /* a window of a few chunks */
+    hh_event ev;
+    size_t n = 0, first = 0;
+    uint64_t last = 0;
+    while (merged ? hh_merge_next(m, &ev) : hh_reader_next(r, &ev)) {
+      if (ev.kind != HH_EV_ALLOC) continue;
+      if (merged) assert_true(ev.time >= last);
+      last = ev.time;
+      if (ev.addr == 0x9000 || ev.addr == 0x9100) first += n < 2 || !merged;
+      n++;
+    }
+    assert_int_equal(n, 403);
+    assert_int_equal(first, 2);
+    if (merged) {
+      assert_int_equal(hh_merge_late(m), 0);
+      hh_merge_free(m);
+    }
+    assert_int_equal(hh_reader_status(r), HH_READ_NO_END);
+    hh_reader_close(r);
+  }
+  v2_end(&v);
+  tb_free_all(&v.file);
+}
+
 /* The chunk header's thread index is outside the payload's checksum: a
  * flipped bit there made a thread 4294967295 with no name and moved the
  * events to it, with the trace read as whole. Now every flip of it is
@@ -941,6 +994,7 @@ int main(void) {
       cmocka_unit_test(v4_address_fields),
       cmocka_unit_test(v5_sizes_in_op),
       cmocka_unit_test(provisional_chunks),
+      cmocka_unit_test(provisional_far_from_own_chunk),
       cmocka_unit_test(checksums_by_version),
       cmocka_unit_test(thread_index_flips_are_damage),
       cmocka_unit_test(huge_size_is_damage),
