@@ -112,12 +112,23 @@ typedef struct block {
  * its first or second slot. At half full (the first choice) the probe
  * loops' exits were mispredicted often enough to cost ~25% of the whole
  * report on the churn benchmark (0.70 -> 0.56 s of CPU, 10M events,
- * docs/benchmarks.md); the price is 3-6 slots of 32 bytes per live block. */
+ * docs/benchmarks.md); the price is 3-6 slots of 32 bytes per live block.
+ * A table past BIG_TABLE slots (64 MiB, far past the caches: each probe
+ * is a miss to memory anyway) is kept at most half full instead: 4 million
+ * leaked blocks took 825 MB to report (a 512 MiB table, and the 256 MiB
+ * one before it while it was filled), now half that. */
 typedef struct block_table {
   block *slots;
   size_t cap, n;
   unsigned shift; /* 64 - log2(cap) */
 } block_table;
+
+#define BIG_TABLE ((size_t)1 << 21)
+
+/* Whether the table has room for one more block. */
+static inline bool table_room(const block_table *t) {
+  return t->cap >= BIG_TABLE ? (t->n + 1) * 2 <= t->cap : (t->n + 1) * 3 <= t->cap;
+}
 
 /* Fibonacci hashing: the product's top bits. One multiply, which matters
  * where a removal rehashes each block it shifts back. */
@@ -146,7 +157,7 @@ static void table_grow(block_table *t) {
 
 /* A free slot for addr, which must not be in the table. */
 static inline block *table_slot_new(block_table *t, uint64_t addr) {
-  if ((t->n + 1) * 3 > t->cap) table_grow(t);
+  if (!table_room(t)) table_grow(t);
   size_t mask = t->cap - 1, i = slot_of(t, addr);
   while (t->slots[i].addr) i = (i + 1) & mask;
   t->n++;
@@ -480,7 +491,7 @@ static void acquire(state *s, const hh_event *ev, uint32_t slot, bool counts, bl
   s->ordinal++;
   if (ev->addr) {
     block *b;
-    if (hole && (s->live.n + 1) * 3 <= s->live.cap) {
+    if (hole && table_room(&s->live)) {
       b = hole;
       s->live.n++;
     } else {
