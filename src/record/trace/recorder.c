@@ -592,9 +592,14 @@ static void start_writer(uint64_t program_mask) {
   int expected = 0;
   if (!atomic_compare_exchange_strong(&writer_state, &expected, 1)) return;
   t_own_allocations = true;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+  /* Every signal held back while the thread is made (it starts with this
+   * mask), but glibc's 33 (setuid's, base/cancel.h). Through the system
+   * call: glibc's pthread_sigmask never blocks its cancel signal, and
+   * restoring the mask unblocked it inside the caller's stretch that holds
+   * it back (flush_thread): an asynchronous cancel could then unwind the
+   * thread there, its state's lock held. */
+  uint64_t all = ~((uint64_t)1 << (33 - 1)), old;
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof all);
   sigemptyset(&creator_mask);
   memcpy(&creator_mask, &program_mask, sizeof program_mask);
   pthread_t t;
@@ -605,7 +610,7 @@ static void start_writer(uint64_t program_mask) {
    * run on this thread (writer_main). */
   bool ok = pthread_create(&t, &attr, writer_main, NULL) == 0;
   pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
   t_own_allocations = false;
   atomic_store(&writer_state, ok ? 2 : 3);
 }
