@@ -36,9 +36,13 @@ static inline void hh__cancel_restore(int old) {
  * heaphook's (a buffer handed over, a reused thread state taken), the
  * lock stayed taken: the thread's own exit handler, then every thread,
  * waited for it forever (trace.unwound_threads). So those stretches run
- * with cancellation disabled (glibc's cancel signal then does nothing;
- * blocking it would not last: glibc's sigprocmask, which the trace's
- * writes call, unblocks it) and with the other signals blocked: they are
+ * with cancellation disabled and with the signals blocked, glibc's cancel
+ * signal included (delivered there, it unwound an asynchronously
+ * cancelable thread all the same, on glibc 2.36); inside such a stretch a
+ * mask is only ever set through the system call, as glibc's sigprocmask
+ * and pthread_sigmask unblock that signal (quiet_write.c, the writer
+ * thread's start: a thread was unwound in a trace's write, 1 run of
+ * trace.unwound_threads in ~10). The other signals are
  * handled as the stretch ends, as if they had come a moment later. Left
  * deliverable: the signals a fault raises (blocked, a fault would kill
  * the process at once) and glibc's signal 33, which setuid and its kin
