@@ -9,7 +9,7 @@
 # libheaphook.so of another build, when given), in full and sampled (512K)
 # tracing; the tcmalloc program (built where libtcmalloc_minimal.so.4 is
 # installed) untraced, and under libheaphook.so with no recorder, traced
-# in full and sampled. Prints a Markdown table of the loop's median time (ms)
+# in full and sampled (and under OLD_LIB with no recorder and sampled). Prints a Markdown table of the loop's median time (ms)
 # and its ratio to the same program untraced.
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 <build dir> [OLD_LIB]" >&2; exit 2; }
@@ -40,6 +40,8 @@ for r in $(seq "$ROUNDS"); do
   if [ -x "$TCM" ]; then
     one tcm "$TCM"
     one tcm_hh "$TCM" LD_PRELOAD="$HH"
+    [ -z "$OLD" ] || one tcm_old "$TCM" LD_PRELOAD="$OLD"
+    [ -z "$OLD" ] || one tcm_old_sampled "$TCM" LD_PRELOAD="$OLD" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=512K
     one tcm_full "$TCM" LD_PRELOAD="$HH" HEAPHOOK_RECORD=trace
     one tcm_sampled "$TCM" LD_PRELOAD="$HH" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=512K
   fi
@@ -61,8 +63,10 @@ row glibc_old glibc "+ OLD_LIB ($OLD), no recorder"
 row glibc_full glibc "+ libheaphook.so, full trace"
 row glibc_sampled glibc "+ libheaphook.so, sampled 512K"
 row tcm tcm "linked with tcmalloc, untraced"
-row tcm_hh tcm "+ libheaphook.so, no recorder (heaphook serves new/delete through tcmalloc)"
-row tcm_full tcm "+ libheaphook.so, full trace"
+row tcm_hh tcm "+ libheaphook.so, no recorder (straight on to tcmalloc, new/delete included)"
+row tcm_old tcm "+ OLD_LIB, no recorder"
+row tcm_full tcm "+ libheaphook.so, full trace (heaphook serves new/delete through tcmalloc)"
 row tcm_sampled tcm "+ libheaphook.so, sampled 512K"
+row tcm_old_sampled tcm "+ OLD_LIB, sampled 512K"
 echo
 echo "$STEPS steps a run; \`bench/cxx_bench.sh $*\`, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')."
