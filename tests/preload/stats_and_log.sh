@@ -82,29 +82,25 @@ as_limited() {
     prlimit --memlock=1048576 "$@"
   fi
 }
-as_limited env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
-  INITIAL_MEMPOOL_SIZE=256K ADDITIONAL_MEMPOOL_SIZE=4M HEAPHOOK_TLSF_MLOCK=1 \
-  LD_PRELOAD="$tlsf" "$probe" blocks4k 8388608 >"$work/out" 2>"$work/err"
-rc=$?
-want="heaphook: tlsf: HEAPHOOK_TLSF_MLOCK: mlock of an added pool of 4194304 bytes failed (Cannot allocate memory; see ulimit -l); its pages are not locked, going on"
-if [ $rc = 0 ] && grep -qx "pid [0-9]*" "$work/out" && [ "$(cat "$work/err")" = "$want" ]; then
-  ok "HEAPHOOK_TLSF_MLOCK, 1 MiB limit: one line for the added pools"
-else
-  fail "HEAPHOOK_TLSF_MLOCK, 1 MiB limit: status $rc, stdout '$(head -c 100 "$work/out")', stderr: $(head -c 400 "$work/err")"
-fi
-
+# mlock_limited NAME INITIAL BYTES WANT: blocks4k BYTES under that limit,
+# with 4M additions; it runs, and stderr is the one line WANT.
+mlock_limited() {
+  as_limited env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
+    INITIAL_MEMPOOL_SIZE="$2" ADDITIONAL_MEMPOOL_SIZE=4M HEAPHOOK_TLSF_MLOCK=1 \
+    LD_PRELOAD="$tlsf" "$probe" blocks4k "$3" >"$work/out" 2>"$work/err"
+  local rc=$?
+  if [ $rc = 0 ] && grep -qx "pid [0-9]*" "$work/out" && [ "$(cat "$work/err")" = "$4" ]; then
+    ok "HEAPHOOK_TLSF_MLOCK, 1 MiB limit: $1"
+  else
+    fail "HEAPHOOK_TLSF_MLOCK, 1 MiB limit, $1: status $rc, stdout '$(head -c 100 "$work/out")', stderr: $(head -c 400 "$work/err")"
+  fi
+}
+mlock_limited "one line for the added pools" 256K 8388608 \
+  "heaphook: tlsf: HEAPHOOK_TLSF_MLOCK: mlock of an added pool of 4194304 bytes failed (Cannot allocate memory; see ulimit -l); its pages are not locked, going on"
 # ... and a limit the initial pool is over: the same line for it, with the
 # reason (it said "errno 12").
-as_limited env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
-  INITIAL_MEMPOOL_SIZE=4M ADDITIONAL_MEMPOOL_SIZE=4M HEAPHOOK_TLSF_MLOCK=1 \
-  LD_PRELOAD="$tlsf" "$probe" blocks4k 1048576 >"$work/out" 2>"$work/err"
-rc=$?
-want="heaphook: tlsf: HEAPHOOK_TLSF_MLOCK: mlock of the initial pool of 4194304 bytes failed (Cannot allocate memory; see ulimit -l); its pages are not locked, going on"
-if [ $rc = 0 ] && grep -qx "pid [0-9]*" "$work/out" && [ "$(cat "$work/err")" = "$want" ]; then
-  ok "HEAPHOOK_TLSF_MLOCK, 1 MiB limit: one line for the initial pool"
-else
-  fail "HEAPHOOK_TLSF_MLOCK, initial pool over the limit: status $rc, stdout '$(head -c 100 "$work/out")', stderr: $(head -c 400 "$work/err")"
-fi
+mlock_limited "one line for the initial pool" 4M 1048576 \
+  "heaphook: tlsf: HEAPHOOK_TLSF_MLOCK: mlock of the initial pool of 4194304 bytes failed (Cannot allocate memory; see ulimit -l); its pages are not locked, going on"
 
 # The default 64M pool holds it all: no growth.
 run "$tlsf" HEAPHOOK_STATS=1 -- blocks4k 1048576
