@@ -24,9 +24,10 @@ static void *rec(int level, unsigned id, size_t size);
     __asm__ volatile("" ::"r"(p) : "memory");                                        \
     return p;                                                                        \
   }
-F(0)
-F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8)
-    F(9) static const fn table[10] = {f0, f1, f2, f3, f4, f5, f6, f7, f8, f9};
+// clang-format off
+F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9)
+    // clang-format on
+    static const fn table[10] = {f0, f1, f2, f3, f4, f5, f6, f7, f8, f9};
 
 __attribute__((noinline)) static void *rec(int level, unsigned id, size_t size) {
   static const unsigned pow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};

@@ -117,7 +117,8 @@ static void test_growth_goes_on_past_the_pool_table(void **state) {
   init_with(page, page);
   for (int i = 0; i < 6000; i++) {
     void *p = A->alloc(3000, 1);
-    if (p == NULL) fail_msg("block %d of 3000 bytes: NULL after %zu growths", i, hh__tlsf_allocator_growths());
+    if (p == NULL)
+      fail_msg("block %d of 3000 bytes: NULL after %zu growths", i, hh__tlsf_allocator_growths());
     memset(p, 1, 3000);
   }
   static size_t sizes[4096];
