@@ -28,8 +28,9 @@ __attribute__((noinline)) static void walk(int depth, int k) {
     sink += k;                                                \
   }
 #define E10(d) E(d##0) E(d##1) E(d##2) E(d##3) E(d##4) E(d##5) E(d##6) E(d##7) E(d##8) E(d##9)
-E10(1)
-E10(2) E10(3) E10(4)
+// clang-format off
+E10(1) E10(2) E10(3) E10(4)
+// clang-format on
 #define P10(d)                                                                                            \
   entry##d##0, entry##d##1, entry##d##2, entry##d##3, entry##d##4, entry##d##5, entry##d##6, entry##d##7, \
       entry##d##8, entry##d##9,
