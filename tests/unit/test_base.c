@@ -4,12 +4,14 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -18,6 +20,7 @@
 #include "base/env.h"
 #include "base/log.h"
 #include "base/own_fd.h"
+#include "base/quiet_write.h"
 #include "base/size.h"
 
 static void parse_size_accepts_bytes_and_suffixes(void **state) {
@@ -246,6 +249,26 @@ static void own_fd_makes_room_for_the_program(void **state) {
 
 /* A message longer than HH_LOG_MAX is cut, and says so with "..." at its
  * end (a path cut short read as the whole path). */
+/* A quiet write gives the thread back its signal mask as it was, glibc's
+ * cancel signal (32) included: heaphook blocks it through the system call
+ * in its stretches that hold locks (base/cancel.h), and glibc's
+ * sigprocmask, which restored the mask here, unblocked it; an asynchronous
+ * cancel then unwound a thread in a trace's write, a lock held. */
+static void quiet_write_keeps_the_cancel_signal_blocked(void **state) {
+  (void)state;
+  uint64_t all = ~(uint64_t)0, before, after;
+  assert_int_equal(syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &before, sizeof all), 0);
+  int fd = open("/dev/null", O_WRONLY);
+  assert_true(fd >= 0);
+  assert_int_equal(hh__write_quiet(fd, "x", 1), 1);
+  assert_int_equal(hh__pwrite_quiet(fd, "x", 1, 0), 1);
+  close(fd);
+  assert_int_equal(syscall(SYS_rt_sigprocmask, SIG_SETMASK, &before, &after, sizeof before), 0);
+  uint64_t unblockable = ((uint64_t)1 << (SIGKILL - 1)) | ((uint64_t)1 << (SIGSTOP - 1));
+  assert_true((after >> (32 - 1)) & 1); /* glibc's cancel signal */
+  assert_true(after == (all & ~unblockable));
+}
+
 static void log_cut_says_so(void **state) {
   (void)state;
   int fds[2];
@@ -270,6 +293,7 @@ static void log_cut_says_so(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(log_cut_says_so),
+      cmocka_unit_test(quiet_write_keeps_the_cancel_signal_blocked),
       cmocka_unit_test(parse_size_accepts_bytes_and_suffixes),
       cmocka_unit_test(parse_size_rejects_what_is_not_a_size),
       cmocka_unit_test(format_size_and_duration_change_unit_before_rounding_up),
