@@ -183,8 +183,7 @@ static __attribute__((noinline, cold)) void *decide(enum op op) {
      * nothing to see (HH_PATH_NEXT: no recorder): served here, a tcmalloc
      * program's C++ churn ran 2.2x its time alone. */
     bool allocator = found[NEW] != NULL && from_an_allocator(found[NEW]);
-    bool unseen = atomic_load_explicit(&hh__fast.path, memory_order_relaxed) == HH_PATH_NEXT &&
-                  !atomic_load(&served_early);
+    bool unseen = hh__straight_to_own() && !atomic_load(&served_early);
     bool forward = found[NEW] != NULL && (!allocator || unseen);
     void *next[N_OPS] = {0}, *unsized[N_OPS] = {0};
     for (int i = 0; i < N_OPS; i++) {

@@ -144,6 +144,8 @@ static void place_recorders(const char *spec) {
   }
 }
 
+bool hh__straight_to_own(void) { return hh__rt.own_serves && hh__rt.prefix == 0 && hh__rt.n_recorders == 0; }
+
 /* The exported functions' way to serve calls (runtime.h, hh_fast). */
 static int choose_path(void) {
   const hh_runtime *rt = &hh__rt;
@@ -154,7 +156,7 @@ static int choose_path(void) {
     hh__fast.dealloc = rt->alloc->dealloc;
     return HH_PATH_LEAD;
   }
-  if (rt->own_serves && rt->prefix == 0 && rt->n_recorders == 0) {
+  if (hh__straight_to_own()) {
     hh__fast.next = hh__next_allocator_fns();
     return HH_PATH_NEXT;
   }
@@ -281,10 +283,8 @@ bool hh__start_slow(void) {
   hh_guard guard = hh__guard_enter();
   start_up();
   hh__guard_leave(guard);
-  /* (the path first: a thread that waited for this start-up reads it at
-   * once, cxx.c's choice among them) */
-  if (!test_setup) atomic_store_explicit(&hh__fast.path, choose_path(), memory_order_release);
   atomic_store_explicit(&hh__state, HH_READY, memory_order_release);
+  if (!test_setup) atomic_store_explicit(&hh__fast.path, choose_path(), memory_order_release);
   errno = saved;
   return true;
 }

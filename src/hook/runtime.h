@@ -98,6 +98,14 @@ extern atomic_int hh__state;
 /* True while recorders are to be called (cleared at exit). */
 extern atomic_bool hh__recording;
 
+/* True once the hook is READY when calls go straight on to the program's
+ * own allocator (HH_PATH_NEXT): read from what start-up set before READY,
+ * not from the path, which is set just after it (a thread that waited for
+ * another's start-up can read the path before it is set; setting it
+ * before READY instead let a thread free a block on the fast path that
+ * the hook, not READY yet, took for a foreign one: found by review). */
+bool hh__straight_to_own(void);
+
 /* Starts the hook if nobody has; true when it is READY. False when start-up
  * is under way (in this thread or another) or cannot happen yet (environ is
  * not set up): the caller then uses the bootstrap arena. */
