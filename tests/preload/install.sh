@@ -7,12 +7,7 @@
 # usage: install.sh BUILD_DIR CMAKE PROBE
 set -u
 build=$1 cmake=$2 probe=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1"; failed=$((failed + 1)); }
+. "$(dirname "$0")/checks.sh"
 unset HEAPHOOK_ALLOCATOR HEAPHOOK_RECORD HEAPHOOK_STATS HEAPHOOK_LOG HEAPHOOK_LIBRARY INITIAL_MEMPOOL_SIZE ADDITIONAL_MEMPOOL_SIZE
 
 if "$cmake" --install "$build" --prefix "$work/install" >"$work/install.log" 2>&1; then
@@ -47,5 +42,4 @@ else
   fail "PREFIX/bin/heaphook run: $(cat "$work/run.out")"
 fi
 
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish

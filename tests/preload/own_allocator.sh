@@ -11,12 +11,7 @@
 #   MALLOC_ADDRESS_PROG
 set -u
 heaphook=$1 heaptrack=$2 cli=$3 prog=$4 own=$5 own_no_memalign=$6 address_prog=$7
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1"; failed=$((failed + 1)); }
+. "$(dirname "$0")/checks.sh"
 
 # run NAME PRELOAD VAR=VALUE... -- ARGS...: the program, in $work/NAME/
 # ({out,err,rc}), with a clean heaphook environment.
@@ -181,5 +176,4 @@ else
 fi
 err_is no_memalign "heaphook: malloc comes from $own_no_memalign, which has no posix_memalign of its own: heaphook serves the program from glibc's malloc instead, past that library"
 
-echo "own_allocator: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

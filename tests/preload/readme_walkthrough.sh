@@ -6,17 +6,7 @@
 # usage: readme_walkthrough.sh REPO_ROOT HEAPHOOK_LIB CMAKE C_COMPILER
 set -u
 repo=$1 heaphook=$2 cmake=$3 cc=$4
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1"; failed=$((failed + 1)); }
-finish() {
-  echo "$passed passed, $failed failed"
-  [ $failed = 0 ]
-  exit
-}
+. "$(dirname "$0")/checks.sh"
 unset HEAPHOOK_ALLOCATOR HEAPHOOK_RECORD HEAPHOOK_STATS HEAPHOOK_LOG INITIAL_MEMPOOL_SIZE ADDITIONAL_MEMPOOL_SIZE
 export LC_ALL=C
 

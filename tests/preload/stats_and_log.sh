@@ -5,12 +5,7 @@
 # usage: stats_and_log.sh HEAPHOOK_LIB TLSF_LIB PROBE
 set -u
 heaphook=$1 tlsf=$2 probe=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-ok() { echo "ok $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1"; failed=$((failed + 1)); }
+. "$(dirname "$0")/checks.sh"
 
 # run LIBRARY VAR=VALUE... -- ARGS...: the probe under the library, with a
 # clean heaphook environment; stdout, stderr and status in $work/{out,err,rc}.
@@ -270,5 +265,4 @@ for setup in "libheaphook|$heaphook|" "libheaphook tlsf|$heaphook|HEAPHOOK_ALLOC
   unset got
 done
 
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish
