@@ -1,4 +1,4 @@
-/* The heaphook trace format, versions 1 to 4: constants and the primitive
+/* The heaphook trace format, versions 1 to 5: constants and the primitive
  * encodings shared by the writer (inside the traced process: no allocation)
  * and the reader (the heaphook command). docs/trace-format.md describes it. */
 #ifndef HH_TRACE_FORMAT_H
@@ -63,7 +63,7 @@ typedef struct hh_chunk_header {
   uint32_t encoding;
   uint32_t stored_bytes;
   uint32_t decoded_bytes;
-  uint32_t checksum; /* FNV-1a 32 of the stored payload */
+  uint32_t checksum; /* of the stored payload: hh_chunk_sum */
   uint32_t thread;   /* thread index; 0 for process records */
 } hh_chunk_header;
 _Static_assert(sizeof(hh_chunk_header) == HH_CHUNK_HEADER_BYTES, "chunk header layout");
