@@ -15,7 +15,7 @@ static const char usage[] =
     "usage: heaphook dump [--no-symbols] [--ordered] [--stacks] TRACE\n"
     "\n"
     "Prints every record of TRACE on its own line: the header, then in file order\n"
-    "  command, thread, module, unload, stack, alloc, realloc, free, rss, marker, end\n"
+    "  command, thread, module, unload, stack, alloc, realloc, free, rss, marker, end, exec\n"
     "with times in seconds since the start. Exits 1 when the trace is damaged or cut\n"
     "short (after printing what could be read).\n"
     "\n"

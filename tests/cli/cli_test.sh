@@ -54,6 +54,11 @@ case $case_name in
     [ -s derr ] && fail "dump warned: $(cat derr)"
     grep -q "^exec t=[0-9.]* events=[0-9]* path=\"$prog\"$" dump || fail "no EXEC line: $(tail -3 dump)"
     grep -q "^end " dump && fail "an END after the exec: $(tail -3 dump)"
+    # every kind of line dump prints is named in its help (exec was not)
+    "$hh" dump --help >help
+    for kind in $(awk '{print $1}' dump | sort -u); do
+      grep -q "[ ,]$kind\(,\|\$\)" help || fail "dump --help does not name its '$kind' lines"
+    done
     "$hh" report "t.$pid.hhtrace" >rep 2>rerr
     expect_rc 0 $? "report of the wrapper's trace"
     expect_line rep "exec'd: $prog; the trace ends there (what was allocated then counts as leaked)"
