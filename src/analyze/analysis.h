@@ -24,9 +24,9 @@ typedef struct hh_site {
   uint64_t stack;       /* trace stack id (0: no stack recorded) */
   uint64_t allocations; /* allocation calls (realloc that moves or grows counts) */
   uint64_t bytes;       /* bytes requested in all */
-  uint64_t temporary;  /* allocations freed before any other allocation of their thread (heaptrack's rule, per
-                          thread) */
-  uint64_t peak_bytes; /* bytes of this site live at the global peak */
+  uint64_t temporary;   /* allocations freed before their thread's next allocation or free
+                           (heaptrack's rule, per thread) */
+  uint64_t peak_bytes;  /* bytes of this site live at the global peak */
   uint64_t peak_blocks;
   uint64_t leaked_bytes; /* live at the end of the trace */
   uint64_t leaked_blocks;

@@ -21,7 +21,7 @@ static const char usage[] =
     "costs:\n"
     "  peak          bytes held at the heap's peak (the default)\n"
     "  allocations   number of allocations\n"
-    "  temporary     allocations freed before any other allocation\n"
+    "  temporary     allocations freed before any other allocation or free of their thread\n"
     "  leaked        bytes still allocated at exit\n"
     "  bytes         bytes allocated in all\n"
     "\n"

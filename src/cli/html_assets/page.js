@@ -126,7 +126,7 @@
     /* (sites count allocation calls: reallocs that moved or grew a block
      * too, which T.allocations, the ALLOC records, leaves out) */
     allocations: { key: "a", unit: "allocations", what: "allocation calls", total: T.allocation_calls },
-    temporary: { key: "t", unit: "temporary allocations", what: "allocations freed before any other allocation of their thread", total: T.temporary },
+    temporary: { key: "t", unit: "temporary allocations", what: "allocations freed before any other allocation or free of their thread", total: T.temporary },
     leaked: { key: "l", unit: "bytes", what: "bytes still live at exit", total: T.leaked_bytes }
   };
   /* a sampled trace does not record the allocations between a sample and
