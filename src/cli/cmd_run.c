@@ -50,7 +50,7 @@ static const char usage[] =
     "  -h, --help          this help\n"
     "\n"
     "environment: HEAPHOOK_LIBRARY overrides the tracer library (default: libheaphook.so\n"
-    "next to this program's directory, ../libheaphook.so).\n";
+    "next to this program's directory, ../libheaphook.so, or installed, ../lib/libheaphook.so).\n";
 
 /* A path as the user would type it: relative to the working directory when
  * it is below it. */
