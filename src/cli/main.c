@@ -63,9 +63,9 @@ static int check_stdout(const char *name, int status) {
    * descriptor is the one that can be told afterwards) */
   if (err == 0 && fcntl(STDOUT_FILENO, F_GETFD) < 0) err = errno;
   if (err)
-    fprintf(stderr, "heaphook %s: cannot write standard output: %s\n", name, strerror(err));
+    hh_cli_error(name, "cannot write standard output: %s", strerror(err));
   else
-    fprintf(stderr, "heaphook %s: cannot write standard output\n", name);
+    hh_cli_error(name, "cannot write standard output");
   return HH_EXIT_FAIL;
 }
 
@@ -91,17 +91,19 @@ int main(int argc, char **argv) {
         strcmp(argv[2], "-h") != 0) {
       char *sub[] = {argv[2], "--help", NULL};
       for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (strcmp(argv[2], commands[i].name) == 0) return commands[i].run(2, sub);
+        if (strcmp(argv[2], commands[i].name) == 0) return finish(commands[i].name, commands[i].run(2, sub));
       /* (the overall usage, exit status 0, as if the command existed) */
       fprintf(stderr, "heaphook: unknown command \"%s\" (heaphook --help lists them)\n", argv[2]);
       return HH_EXIT_USAGE;
     }
+    /* (checked as a command's output is: `heaphook --help >/dev/full`
+     * exited 0, where `heaphook run --help` said so and exited 1) */
     usage(stdout);
-    return HH_EXIT_OK;
+    return finish(NULL, HH_EXIT_OK);
   }
   if (strcmp(name, "--version") == 0) {
     printf("heaphook %s (trace format %u)\n", HH_VERSION, HH_TRACE_VERSION);
-    return HH_EXIT_OK;
+    return finish(NULL, HH_EXIT_OK);
   }
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (strcmp(name, commands[i].name) == 0) return finish(name, commands[i].run(argc - 1, argv + 1));

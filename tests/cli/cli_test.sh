@@ -567,6 +567,17 @@ PY
       grep -qx "heaphook ${cmd%% *}: cannot write standard output.*" err || fail "$cmd to /dev/full: stderr: $(cat err)"
       [ "$(wc -l <err)" = 1 ] || fail "$cmd to /dev/full: not one line: $(cat err)"
     done
+    # The overall help, a command's help through `help` and the version
+    # too (they exited 0 with nothing written, where `run --help` said so)
+    for cmd in "--help" "help" "help report" "--version"; do
+      # shellcheck disable=SC2086
+      "$hh" $cmd >/dev/full 2>err
+      expect_rc 1 $? "$cmd to /dev/full"
+      who=heaphook
+      [ "$cmd" = "help report" ] && who="heaphook report"
+      expect_line err "$who: cannot write standard output: No space left on device"
+      [ "$(wc -l <err)" = 1 ] || fail "$cmd to /dev/full: not one line: $(cat err)"
+    done
     # A closed standard output: a command that writes to it says so and
     # exits 1; run, which writes nothing there, exits with the program's
     # status (it exited 1: "cannot write standard output: Bad file
