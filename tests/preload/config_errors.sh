@@ -57,7 +57,7 @@ expect_ok() {
   fi
 }
 
-size_hint="is not a size (use bytes or a K/M/G suffix, e.g. 64M)"
+size_hint="is not a size (use bytes or a K/M/G/T suffix, e.g. 64M)"
 
 expect_error "HEAPHOOK_ALLOCATOR=bogus" \
   "heaphook: HEAPHOOK_ALLOCATOR=bogus: expected libc, tlsf or the path of a plug-in library (with a '/')" \

@@ -224,11 +224,11 @@ static void test_bad_env_values_stop_with_one_line(void **state) {
   char err[1024];
   assert_int_equal(run_child(child_bad_initial, err, sizeof err), 1);
   assert_string_equal(err,
-                      "heaphook: INITIAL_MEMPOOL_SIZE=12Q is not a size (use bytes or a K/M/G "
+                      "heaphook: INITIAL_MEMPOOL_SIZE=12Q is not a size (use bytes or a K/M/G/T "
                       "suffix, e.g. 64M)\n");
   assert_int_equal(run_child(child_bad_additional, err, sizeof err), 1);
   assert_string_equal(err,
-                      "heaphook: ADDITIONAL_MEMPOOL_SIZE=-5 is not a size (use bytes or a K/M/G "
+                      "heaphook: ADDITIONAL_MEMPOOL_SIZE=-5 is not a size (use bytes or a K/M/G/T "
                       "suffix, e.g. 64M)\n");
   assert_int_equal(run_child(child_small_initial, err, sizeof err), 1);
   assert_string_equal(err, "heaphook: INITIAL_MEMPOOL_SIZE=64b is too small for a pool: at least 80 bytes\n");

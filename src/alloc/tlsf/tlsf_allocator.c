@@ -3,7 +3,7 @@
  * (tlsf.c), ownership checks and the HEAPHOOK_STATS report.
  *
  * Configuration (read once, in init, by scanning environ):
- *   INITIAL_MEMPOOL_SIZE     first pool (bytes, or K/M/G suffix); default
+ *   INITIAL_MEMPOOL_SIZE     first pool (bytes, or K/M/G/T suffix); default
  *                            64M; 0 = no pool until the first allocation.
  *   ADDITIONAL_MEMPOOL_SIZE  first addition when the pools are exhausted;
  *                            default = INITIAL_MEMPOOL_SIZE (64M when that
@@ -730,7 +730,7 @@ static size_t env_size(const char *name, size_t def) {
   if (v == NULL) return def;
   size_t out;
   if (hh__parse_size(v, &out) != 0) {
-    hh__die("%s=%s is not a size (use bytes or a K/M/G suffix, e.g. 64M)", name, v);
+    hh__die("%s=%s is not a size (use bytes or a K/M/G/T suffix, e.g. 64M)", name, v);
   }
   if (out > TLSF_MAX_POOL) hh__die("%s=%s is too large (at most 2^61 bytes)", name, v);
   return out;
