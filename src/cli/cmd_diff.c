@@ -33,7 +33,7 @@ static const char usage[] =
     "options:\n"
     "  --json       the same content as JSON (docs/report-json.md, \"heaphook-diff\")\n"
     "  --top N      call sites per list (default 20; 0: all)\n"
-    "  --frames N   stack frames shown per call site (default 5)\n"
+    "  --frames N   stack frames shown per call site (default 5; 0: all)\n"
     "  -h, --help   this help\n";
 
 typedef struct side {
