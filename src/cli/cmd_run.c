@@ -141,9 +141,15 @@ int hh_cmd_run(int argc, char **argv) {
         break;
       case 's': {
         size_t v;
-        if (hh__parse_size(optarg, &v) != 0 || v == 0)
+        if (hh__parse_size(optarg, &v) != 0)
           return hh_cli_usage_error("run", usage, "--sample wants a size in bytes such as 512K, not \"%s\"",
                                     optarg);
+        /* (HEAPHOOK_TRACE_SAMPLE=0 is every event: said so, where it was
+         * "not a size in bytes") */
+        if (v == 0)
+          return hh_cli_usage_error(
+              "run", usage,
+              "--sample %s: a period of at least 1 byte; leave --sample out to record every event", optarg);
         if (v > HH_SAMPLE_PERIOD_MAX)
           return hh_cli_usage_error("run", usage, "--sample %s: a period of at most 65536T (2^56 bytes)",
                                     optarg);

@@ -460,6 +460,7 @@ PY
     one 2 "heaphook run: no program given (heaphook run --help)" run
     one 2 'heaphook run: --sample wants a size in bytes such as 512K, not "lots" (heaphook run --help)' run --sample lots -- true
     one 2 'heaphook run: --sample 65537T: a period of at most 65536T (2^56 bytes) (heaphook run --help)' run --sample 65537T -- true
+    one 2 'heaphook run: --sample 0: a period of at least 1 byte; leave --sample out to record every event (heaphook run --help)' run --sample 0 -- true
     one 2 "heaphook run: -o needs a value (heaphook run --help)" run -o
     one 2 "heaphook run: --sample needs a value (heaphook run --help)" run --sample
     one 2 "heaphook dump: no trace given (heaphook dump --help)" dump
