@@ -664,6 +664,24 @@ PY
       expect_rc 1 $? "dump of a trace whose header byte $at changed"
       expect_line err "heaphook dump: hdr.hhtrace: damaged header: its checksum does not match its fields"
     done
+    # A trace of a newer format, one cut inside its header, an empty file:
+    # one line naming the file and what is wrong, status 1, from every
+    # command that reads traces
+    fmt=$("$hh" --version | sed -n 's/.*(trace format \([0-9]*\))$/\1/p')
+    cp t.hhtrace new.hhtrace
+    printf "\\$(printf %03o $((fmt + 1)))" | dd of=new.hhtrace bs=1 seek=8 conv=notrunc 2>/dev/null
+    head -c 40 t.hhtrace >hdr40.hhtrace
+    : >empty.hhtrace
+    for bad in "new.hhtrace: trace format version $((fmt + 1)) is newer than this heaphook reads ($fmt)" \
+      "hdr40.hhtrace: truncated header (40 of 64 bytes)" "empty.hhtrace: empty file, not a heaphook trace"; do
+      f=${bad%%:*}
+      for cmd in "report" "report --json" "dump" "flame" "plot -o p.svg" "html -o p.html" "export -f massif -o p.out" "diff t.hhtrace"; do
+        # shellcheck disable=SC2086
+        "$hh" $cmd "$f" >out 2>err
+        expect_rc 1 $? "$cmd $f"
+        [ "$(cat err)" = "heaphook ${cmd%% *}: $bad" ] || fail "$cmd $f: stderr is not the line: heaphook ${cmd%% *}: $bad"$'\n'"--- got:"$'\n'"$(cat err)"
+      done
+    done
     ;;
   report_changed_binary)
     # The report opens the trace's modules while the analysis runs (a
