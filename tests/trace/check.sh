@@ -622,6 +622,15 @@ PY
     [ "$(wc -l <e)" = 1 ] || fail "stderr: $(cat e)"
     grep -q '^heaphook: trace .*: cannot create the trace file (.*); the program runs on without tracing$' e ||
       fail "warning: $(cat e)"
+    # A path too long for the line (a deep directory): its middle is left
+    # out, the reason kept (before, the line was cut in the path, and the
+    # reason never said)
+    long=$(printf 'd%.0s' $(seq 1200))
+    env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/missing/$long/t.%p.hhtrace" "$HH_KNOWN" >o 2>e ||
+      fail "long path: exit status $?"
+    [ "$(wc -l <e)" = 1 ] || fail "long path: stderr: $(cat e)"
+    grep -q "^heaphook: trace $dir/missing/d*\.\.\.d*/t\.[0-9]*\.hhtrace: cannot create the trace file (No such file or directory); the program runs on without tracing\$" e ||
+      fail "long path: warning: $(cat e)"
     # A fixed path that exists (an earlier run's file) is never written
     # (O_EXCL), and nothing is lost: the trace follows the numbered
     # pattern, said in one line (before, the program ran untraced).

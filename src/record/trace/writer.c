@@ -83,9 +83,30 @@ static int expand(const char *pattern, const char *pid, char *out, size_t size) 
   return 0;
 }
 
+/* A path as the warnings show it: one of up to 4 KiB would push the reason
+ * out of the line's 1 KiB (base/log.h), so past 400 bytes its middle is
+ * left out ("..."): its start and its file name stay. */
+#define PATH_SHOWN 400u
+typedef struct shown_path {
+  char s[PATH_SHOWN + 4];
+} shown_path;
+static shown_path show_path(const char *p) {
+  shown_path out;
+  size_t n = strlen(p);
+  if (n <= PATH_SHOWN) {
+    memcpy(out.s, p, n + 1);
+  } else {
+    size_t head = PATH_SHOWN / 3, tail = PATH_SHOWN - head - 3;
+    memcpy(out.s, p, head);
+    memcpy(out.s + head, "...", 3);
+    memcpy(out.s + head + 3, p + n - tail, tail + 1);
+  }
+  return out;
+}
+
 static void warn_once(const char *what, int err) {
   if (atomic_exchange(&warned, true)) return;
-  hh__log("trace %s: %s (%s); the program runs on without tracing", path, what, strerror(err));
+  hh__log("trace %s: %s (%s); the program runs on without tracing", show_path(path).s, what, strerror(err));
 }
 
 /* The working directory when tracing started: a relative path names a file
@@ -233,7 +254,7 @@ static bool create_file(void) {
       if (fixed[0] != '\0')
         hh__log(
             "trace %s: the file exists (an earlier run's, or another process's); this process's trace is %s",
-            fixed, path);
+            show_path(fixed).s, show_path(path).s);
       return true;
     }
     if (errno != EEXIST) return false;
