@@ -1,10 +1,17 @@
 /* heaphook's public API for programs.
  *
  * Every function here is declared weak: a program that uses them builds and
- * runs without heaphook, and sees NULL function addresses then. Test the
- * address before calling, or use the HH_ macros below, which do.
+ * runs without heaphook, and sees NULL function addresses then. Each is
+ * also a macro of the same name that calls the function only when heaphook
+ * is loaded, so a plain call is safe either way: without heaphook,
+ * hh_allocator_of(p) gives NULL, hh_thread_counts(c, n) -1, and
+ * hh_marker(name) does nothing (the arguments are evaluated once in both
+ * cases). Whether heaphook is there: test the address, as in
  *
  *   if (hh_allocator_of) printf("%s\n", hh_allocator_of(p));
+ *
+ * (The name in parentheses, (hh_marker)(name), is the weak function itself,
+ * without the test.)
  */
 #ifndef HEAPHOOK_HEAPHOOK_H
 #define HEAPHOOK_HEAPHOOK_H
@@ -49,11 +56,15 @@ int hh_thread_counts(unsigned long long *counts, int n) __attribute__((weak));
  * find a phase of the program in it. Does nothing otherwise. */
 void hh_marker(const char *name) __attribute__((weak));
 
-/* Calls hh_marker when heaphook is loaded. */
-#define HH_MARKER(name)             \
-  do {                              \
-    if (hh_marker) hh_marker(name); \
-  } while (0)
+/* The calls above, safe without heaphook (see the top of this file). */
+#define hh_allocator_of(ptr) ((hh_allocator_of) ? (hh_allocator_of)(ptr) : ((void)(ptr), (const char *)0))
+#define hh_thread_counts(counts, n) \
+  ((hh_thread_counts) ? (hh_thread_counts)(counts, n) : ((void)(counts), (void)(n), -1))
+#define hh_marker(name) ((hh_marker) ? (hh_marker)(name) : (void)(name))
+
+/* The same as hh_marker(name), kept for programs written against the header
+ * before hh_marker was safe to call without heaphook. */
+#define HH_MARKER(name) hh_marker(name)
 
 #ifdef __cplusplus
 }

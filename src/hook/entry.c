@@ -212,9 +212,10 @@ EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size) {
   hh__free_aligned_sized(ptr, align, size);
 }
 
-EXPORT const char *hh_allocator_of(const void *ptr) { return hh__owner_name(ptr); }
-EXPORT int hh_thread_counts(unsigned long long *counts, int n) { return hh__counts_thread(counts, n); }
-EXPORT void hh_marker(const char *name) {
+/* (The names in parentheses: heaphook.h's macros of the same names.) */
+EXPORT const char *(hh_allocator_of)(const void *ptr) { return hh__owner_name(ptr); }
+EXPORT int(hh_thread_counts)(unsigned long long *counts, int n) { return hh__counts_thread(counts, n); }
+EXPORT void(hh_marker)(const char *name) {
   hh_guard guard = hh__guard_enter();
   hh__trace_marker(name);
   hh__guard_leave(guard);
