@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/size.h"
 #include "cli.h"
 #include "escape.h"
@@ -50,7 +51,47 @@ static const char usage[] =
     "  -h, --help          this help\n"
     "\n"
     "environment: HEAPHOOK_LIBRARY overrides the tracer library (default: libheaphook.so\n"
-    "next to this program's directory, ../libheaphook.so, or installed, ../lib/libheaphook.so).\n";
+    "next to this program's directory, ../libheaphook.so, or installed, ../lib/libheaphook.so).\n"
+    "HEAPHOOK_OUTPUT, HEAPHOOK_TRACE_SAMPLE and HEAPHOOK_TRACE_STACKS=0 are the defaults of\n"
+    "-o, --sample and --no-stacks (the options win); the tracer's other variables\n"
+    "(HEAPHOOK_TRACE_CHILDREN, ...) reach the program as they are.\n";
+
+/* The tracer's variables in heaphook's own environment are the defaults of
+ * the options that set them, which win: HEAPHOOK_OUTPUT of -o,
+ * HEAPHOOK_TRACE_SAMPLE of --sample (0: every event, as for the library),
+ * HEAPHOOK_TRACE_STACKS=0 of --no-stacks. run set them over the
+ * environment's without a word: HEAPHOOK_TRACE_SAMPLE=512K heaphook run
+ * traced every event. A bad value is refused before the program starts, in
+ * one line; HEAPHOOK_RECORD other than trace is said to be replaced. */
+static int from_environment(const char **output, const char **sample, bool sample_given, bool *stacks,
+                            bool stacks_given) {
+  const char *e = getenv("HEAPHOOK_OUTPUT");
+  if (!*output && e && *e) *output = e;
+  e = getenv("HEAPHOOK_TRACE_SAMPLE");
+  if (!sample_given && e && *e) {
+    size_t v;
+    if (hh__parse_size(e, &v) != 0) {
+      hh_cli_error("run", "HEAPHOOK_TRACE_SAMPLE=%s: expected a size in bytes such as 512K (0: every event)",
+                   e);
+      return -1;
+    }
+    if (v > HH_SAMPLE_PERIOD_MAX) {
+      hh_cli_error("run", "HEAPHOOK_TRACE_SAMPLE=%s: a period of at most 65536T (2^56 bytes)", e);
+      return -1;
+    }
+    *sample = v ? e : NULL;
+  }
+  e = getenv("HEAPHOOK_TRACE_STACKS");
+  if (!stacks_given && e && *e && hh__parse_bool(e, stacks) != 0) {
+    hh_cli_error("run", "HEAPHOOK_TRACE_STACKS=%s: expected 1 or 0 (true/false, yes/no, on/off)", e);
+    return -1;
+  }
+  e = getenv("HEAPHOOK_RECORD");
+  if (e && *e && strcmp(e, "trace") != 0)
+    hh_cli_error("run",
+                 "HEAPHOOK_RECORD=%s in the environment is replaced by trace: run records a trace only", e);
+  return 0;
+}
 
 /* A path as the user would type it: relative to the working directory when
  * it is below it. */
@@ -130,7 +171,7 @@ int hh_cmd_run(int argc, char **argv) {
       {NULL, 0, NULL, 0},
   };
   const char *output = NULL, *sample = NULL;
-  bool stacks = true;
+  bool stacks = true, sample_given = false, stacks_given = false;
   opterr = 0;
   optind = 1;
   int c;
@@ -154,10 +195,12 @@ int hh_cmd_run(int argc, char **argv) {
           return hh_cli_usage_error("run", usage, "--sample %s: a period of at most 65536T (2^56 bytes)",
                                     optarg);
         sample = optarg;
+        sample_given = true;
         break;
       }
       case 'n':
         stacks = false;
+        stacks_given = true;
         break;
       case 'h':
         fputs(usage, stdout);
@@ -171,6 +214,7 @@ int hh_cmd_run(int argc, char **argv) {
   }
   if (optind >= argc) return hh_cli_usage_error("run", usage, "no program given");
   char **prog = argv + optind;
+  if (from_environment(&output, &sample, sample_given, &stacks, stacks_given) != 0) return HH_EXIT_USAGE;
 
   char real[PATH_MAX], lib[PATH_MAX], why[PATH_MAX + 128];
   if (hh_run_find_library(real, sizeof real, why, sizeof why) != 0) {

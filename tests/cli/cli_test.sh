@@ -242,6 +242,42 @@ WANT
     expect_rc 0 $? "dump --ordered"
     [ "$(grep -c '^\(alloc\|free\|realloc\) ' ordered)" = 7 ] || fail "dump --ordered: want 7 events"
     ;;
+  run_environment)
+    # The tracer's variables in heaphook's environment are the defaults of
+    # run's options, which win. Before, run set its own over them without a
+    # word: HEAPHOOK_TRACE_SAMPLE=1 heaphook run traced every event.
+    HEAPHOOK_TRACE_SAMPLE=1 "$hh" run -o e1.hhtrace -- "$prog" 2>err
+    expect_rc 0 $? "HEAPHOOK_TRACE_SAMPLE=1 run"
+    "$hh" dump e1.hhtrace | head -1 >hdr
+    expect_in hdr " sample=1 flags=stacks,sampled,"
+    HEAPHOOK_TRACE_SAMPLE=1 "$hh" run --sample 2 -o e2.hhtrace -- "$prog" 2>err
+    "$hh" dump e2.hhtrace | head -1 >hdr
+    expect_in hdr " sample=2 flags=stacks,sampled,"
+    HEAPHOOK_TRACE_SAMPLE=0 "$hh" run -o e3.hhtrace -- "$prog" 2>err
+    "$hh" dump e3.hhtrace | head -1 >hdr
+    expect_in hdr " sample=0 flags=stacks,"
+    HEAPHOOK_TRACE_STACKS=0 "$hh" run -o e4.hhtrace -- "$prog" 2>err
+    "$hh" dump e4.hhtrace >dump
+    [ "$(grep -c '^alloc .* stack=0$' dump)" = 4 ] || fail "HEAPHOOK_TRACE_STACKS=0: want 4 allocs with stack=0"
+    HEAPHOOK_OUTPUT="$work/env.%p.hhtrace" "$hh" run -- "$prog" 2>err
+    expect_rc 0 $? "HEAPHOOK_OUTPUT=env.%p.hhtrace run"
+    [ "$(ls env.*.hhtrace | wc -l)" = 1 ] || fail "HEAPHOOK_OUTPUT: want one env.<pid>.hhtrace: $(ls)"
+    expect_in err "heaphook: trace env."
+    HEAPHOOK_OUTPUT="$work/env2.%p.hhtrace" "$hh" run -o opt.hhtrace -- "$prog" 2>err
+    [ -f opt.hhtrace ] && ! ls env2.* >/dev/null 2>&1 || fail "-o did not win over HEAPHOOK_OUTPUT: $(ls)"
+    HEAPHOOK_RECORD=counts "$hh" run -o e5.hhtrace -- "$prog" 2>err
+    expect_rc 0 $? "HEAPHOOK_RECORD=counts run"
+    expect_line err "heaphook run: HEAPHOOK_RECORD=counts in the environment is replaced by trace: run records a trace only"
+    expect_in err "heaphook: trace e5.hhtrace"
+    # bad values: refused before the program starts, in one line
+    HEAPHOOK_TRACE_SAMPLE=abc "$hh" run -o bad.hhtrace -- "$prog" >out 2>err
+    expect_rc 2 $? "HEAPHOOK_TRACE_SAMPLE=abc run"
+    expect_line err "heaphook run: HEAPHOOK_TRACE_SAMPLE=abc: expected a size in bytes such as 512K (0: every event)"
+    HEAPHOOK_TRACE_STACKS=maybe "$hh" run -o bad.hhtrace -- "$prog" >out 2>err
+    expect_rc 2 $? "HEAPHOOK_TRACE_STACKS=maybe run"
+    expect_line err "heaphook run: HEAPHOOK_TRACE_STACKS=maybe: expected 1 or 0 (true/false, yes/no, on/off)"
+    [ -e bad.hhtrace ] || [ -s out ] && fail "the program ran with a bad variable"
+    ;;
   run_options)
     "$hh" run -o s.hhtrace --no-stacks -- "$prog" 2>err
     expect_rc 0 $? "run --no-stacks"
