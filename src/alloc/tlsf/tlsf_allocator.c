@@ -505,15 +505,65 @@ enum cache_state {
                   * what it frees from now on goes straight to the pools */
 };
 
+/* A thread's bins: 5.6 KiB, outside its thread-local storage (below). */
+typedef struct cache_slots {
+  void *small[SMALL_BINS][SMALL_DEPTH];
+  void *medium[MEDIUM_BINS][MEDIUM_DEPTH];
+  struct cache_slots *next; /* in the free list (cache_slots_free) */
+} cache_slots;
+
+/* In static TLS, which glibc carves out of every thread's stack, whatever
+ * allocator the process runs on: only the counts and a pointer to the bins,
+ * set when the cache is armed (slots_get). With the bins here, a thread
+ * with a 16 KiB stack (PTHREAD_STACK_MIN) lost 5.6 KiB of it to heaphook
+ * and overflowed at half the recursion depth it reached alone (found by a
+ * helper). A cache with counts of 0 never reads its slots. */
 typedef struct thread_cache {
   size_t bytes; /* payload charged for the cached blocks (see cache_put) */
   unsigned char count[CACHE_BINS];
   unsigned char state; /* enum cache_state */
-  void *small[SMALL_BINS][SMALL_DEPTH];
-  void *medium[MEDIUM_BINS][MEDIUM_DEPTH];
+  cache_slots *slots;  /* non-NULL from the first arming on */
 } thread_cache;
 
 static __thread thread_cache t_cache __attribute__((tls_model("initial-exec")));
+
+/* Bins of exited threads, for the next threads to arm (under the lock);
+ * never unmapped. A thread takes a set when it arms its cache, and gives it
+ * back when its cache closes; new sets come SLOTS_PER_MAP at a time from
+ * one mapping, made outside the lock. */
+#define SLOTS_PER_MAP 16
+static cache_slots *cache_slots_free;
+
+static cache_slots *slots_get(void) {
+  lock();
+  cache_slots *s = cache_slots_free;
+  if (s) cache_slots_free = s->next;
+  unlock();
+  if (s) return s;
+  int saved = errno;
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | (g.mlock ? MAP_POPULATE : 0);
+  cache_slots *map = mmap(NULL, SLOTS_PER_MAP * sizeof *map, PROT_READ | PROT_WRITE, flags, -1, 0);
+  if (map == MAP_FAILED) {
+    errno = saved;
+    return NULL;
+  }
+  if (g.mlock) (void)mlock(map, SLOTS_PER_MAP * sizeof *map); /* as the pools; best effort */
+  errno = saved;
+  lock();
+  for (unsigned i = 1; i < SLOTS_PER_MAP; i++) {
+    map[i].next = cache_slots_free;
+    cache_slots_free = &map[i];
+  }
+  unlock();
+  return &map[0];
+}
+
+static void slots_put(cache_slots *s) {
+  lock();
+  s->next = cache_slots_free;
+  cache_slots_free = s;
+  unlock();
+}
 
 /* Largest request the cache serves: the last medium bin's. */
 #define CACHE_MAX_REQUEST (MEDIUM_MAX_PAYLOAD + TLSF_BLOCK_TAIL)
@@ -558,7 +608,7 @@ static inline size_t bin_charge(unsigned b) {
 }
 
 static inline void **bin_slots(thread_cache *c, unsigned b) {
-  return b < SMALL_BINS ? c->small[b] : c->medium[b - SMALL_BINS];
+  return b < SMALL_BINS ? c->slots->small[b] : c->slots->medium[b - SMALL_BINS];
 }
 
 /* A cached block carries this process-wide key in its second word, and only
@@ -615,6 +665,8 @@ static void cache_close(void *arg) {
   thread_cache *c = arg;
   cache_flush(c);
   c->state = CACHE_CLOSED;
+  if (c->slots) slots_put(c->slots);
+  c->slots = NULL;
 }
 
 /* Makes sure the key's destructor will close this thread's cache; false
@@ -627,6 +679,10 @@ static void cache_close(void *arg) {
 static bool cache_arm(thread_cache *c) {
   if (c->state == CACHE_CLOSED) return false;
   if (c->state == CACHE_UNARMED) {
+    if (!c->slots && !(c->slots = slots_get())) {
+      c->state = CACHE_CLOSED; /* no memory for the bins: this thread does without */
+      return false;
+    }
     c->state = CACHE_ARMED;
     pthread_setspecific(g.cache_key, c);
   }
@@ -1034,7 +1090,9 @@ void hh__tlsf_allocator_reset(void) {
   __atomic_store_n(&g_range_count, 0, __ATOMIC_RELEASE);
   STORE(g_first_bytes, 0);
   STORE(g_first_lo, 0);
+  cache_slots *slots = t_cache.slots;  /* (its bins, kept: the free list is not reset) */
   memset(&t_cache, 0, sizeof t_cache); /* the caller's cache points into the unmapped pools */
+  t_cache.slots = slots;
   memset(g_index, 0, sizeof g_index);
   g_index_gen = 0;
   bool registered = g.atfork_registered, key_made = g.cache_key_made;

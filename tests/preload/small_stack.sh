@@ -1,0 +1,39 @@
+#!/bin/sh
+# A thread with a 16 KiB stack under heaphook: the depth it reaches alone
+# (small_stack.c) less a few levels of ~128 bytes must still run, with no
+# recorder (glibc, TLSF) and, less a few more, under the tracer. glibc
+# carves static TLS out of each thread's stack; heaphook's held TLSF's
+# per-thread bins (5.6 KiB) there, whatever the allocator, and such a
+# thread overflowed at a third of its own depth (the tracer's at none).
+# Usage: small_stack.sh LIBHEAPHOOK LIBPRELOADED_TLSF PROGRAM
+lib=$1 tlsf=$2 prog=$3
+. "$(dirname "$0")/checks.sh"
+# The deepest even depth the program reaches alone (at least 24: below,
+# 16 KiB stacks leave too little to tell anything).
+alone=0
+d=24
+while [ $d -le 200 ] && "$prog" $d >/dev/null 2>&1; do
+  alone=$d
+  d=$((d + 2))
+done
+if [ $alone = 0 ]; then
+  fail "the program alone does not reach depth 24 on a 16 KiB stack: nothing to compare"
+  finish
+fi
+echo "alone: depth $alone"
+expect_depth() { # WHAT DEPTH VAR=VALUE...
+  local what=$1 d=$2
+  shift 2
+  if out=$(env "$@" "$prog" $d 2>&1) && [ "$out" = "depth $d ok" ]; then
+    ok "$what: depth $d (alone $alone)"
+  else
+    fail "$what: depth $d (alone $alone) failed: status $?, '$(echo "$out" | head -c 200)'"
+  fi
+}
+expect_depth "libheaphook.so, no recorder" $((alone - 8)) LD_PRELOAD="$lib"
+expect_depth "libpreloaded_tlsf.so" $((alone - 8)) LD_PRELOAD="$tlsf"
+expect_depth "libheaphook.so, HEAPHOOK_ALLOCATOR=tlsf" $((alone - 8)) LD_PRELOAD="$lib" HEAPHOOK_ALLOCATOR=tlsf
+expect_depth "libheaphook.so, counts and usage" $((alone - 8)) LD_PRELOAD="$lib" HEAPHOOK_RECORD=counts,usage \
+  HEAPHOOK_LOG=/dev/null
+expect_depth "the tracer" $((alone - 24)) LD_PRELOAD="$lib" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/t.%p.hh"
+finish
