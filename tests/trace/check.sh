@@ -1577,6 +1577,32 @@ PY
     grep -A4 '^call sites by number of allocations' r.txt | grep -q '^        build (split_dwarf.c:12)$' ||
       fail "no build (split_dwarf.c:12): $(grep -A4 '^call sites by number' r.txt)"
     ;;
+  markers)
+    # Markers from four threads at once (markers.c), in full and sampled
+    # mode: each one in the trace once, each thread's in its order, their
+    # times never going back in the file, and no event read too late.
+    for mode in "" "HEAPHOOK_TRACE_SAMPLE=4K"; do
+      rm -f "$dir"/m.hhtrace
+      # shellcheck disable=SC2086
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/m.hhtrace" $mode "$HH_MARKERS" >o 2>e ||
+        fail "$mode: exit status $?: $(cat e)"
+      [ "$(cat o)" = "markers done" ] && [ ! -s e ] || fail "$mode: output: $(cat o e)"
+      "$HH_DUMP" -t m.hhtrace >d || fail "$mode: trace_dump: $(head -1 d)"
+      status_ok d
+      expect 8002 d "marker "
+      [ "$(grep '^marker ' d | sed -n '1p;$p' | cut -d' ' -f2 | tr '\n' ' ')" = "start end " ] ||
+        fail "$mode: first and last markers: $(grep '^marker ' d | sed -n '1p;$p')"
+      for i in 0 1 2 3; do
+        [ "$(grep "^marker t$i-" d | sed 's/^marker t[0-9]-\([0-9]*\) .*/\1/' | tr '\n' ' ')" = "$(seq 0 1999 | tr '\n' ' ')" ] ||
+          fail "$mode: thread $i's markers are not t$i-0 to t$i-1999 in order"
+      done
+      back=$(grep '^marker ' d | sed 's/.* time=//' | awk '$1 < last { n++ } { last = $1 } END { print n + 0 }')
+      [ "$back" = 0 ] || fail "$mode: $back markers timed before the one written ahead of them"
+      "$HH_CLI" report --json m.hhtrace >r.json 2>err || fail "$mode: report: $(cat err)"
+      python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["trace"]; assert t["late_events"] == 0, t' r.json ||
+        fail "$mode: events read too late"
+    done
+    ;;
   *) fail "unknown test" ;;
 esac
 echo "ok $what"

@@ -1218,10 +1218,14 @@ void hh__trace_after_dlclose(void) {
 void hh__trace_marker(const char *name) {
   if (name == NULL || !atomic_load(&hh__tr_active)) return;
   size_t n = strnlen(name, 4096);
-  /* Published: an event after it in any thread does not precede it. */
-  uint64_t now = hh__tr_clock_now_published();
   hh__tr_busy++;
   hh__tr_meta_lock();
+  /* Timed under the lock, which orders the records in the process buffer:
+   * two threads' markers timed before it were written in the order they
+   * took the lock, a later time first now and then ("events came too late"
+   * on a program marking its phases in several threads). Published: an
+   * event after it in any thread does not precede it. */
+  uint64_t now = hh__tr_clock_now_published();
   uint8_t *p = hh__tr_proc_reserve(1 + 2 * HH_VARINT_MAX + n);
   if (p != NULL) {
     *p++ = HH_REC_MARKER;
