@@ -52,8 +52,11 @@ const char *hh_allocator_of(const void *ptr) __attribute__((weak));
 int hh_thread_counts(unsigned long long *counts, int n) __attribute__((weak));
 
 /* With the tracer (HEAPHOOK_RECORD=trace, libpreloaded_heaptrack.so): writes
- * a MARKER record with this name and the current time into the trace, to
- * find a phase of the program in it. Does nothing otherwise. */
+ * a MARKER record with this name (its first 4096 bytes) and the current time
+ * into the trace, to find a phase of the program in it. Does nothing
+ * otherwise. From a signal handler it never waits: a handler that
+ * interrupted the tracer where it holds what the marker needs leaves the
+ * marker out. */
 void hh_marker(const char *name) __attribute__((weak));
 
 /* The calls above, safe without heaphook (see the top of this file). */

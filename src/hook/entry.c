@@ -216,8 +216,11 @@ EXPORT void free_aligned_sized(void *ptr, size_t align, size_t size) {
 EXPORT const char *(hh_allocator_of)(const void *ptr) { return hh__owner_name(ptr); }
 EXPORT int(hh_thread_counts)(unsigned long long *counts, int n) { return hh__counts_thread(counts, n); }
 EXPORT void(hh_marker)(const char *name) {
+  /* From a signal handler that interrupted the hook on this thread, the
+   * tracer may hold its locks (trace.signal_markers). */
+  bool interrupted = hh__guard_held((uintptr_t)__builtin_dwarf_cfa());
   hh_guard guard = hh__guard_enter();
-  hh__trace_marker(name);
+  hh__trace_marker(name, interrupted);
   hh__guard_leave(guard);
 }
 

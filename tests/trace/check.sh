@@ -1603,6 +1603,24 @@ PY
         fail "$mode: events read too late"
     done
     ;;
+  signal_markers)
+    # A signal handler that marks (hh_marker) while the program allocates
+    # under new call stacks (signal_markers.c): the program ends (it hung,
+    # the marker waiting for the lock its own thread held), and its trace
+    # is whole. A marker that cannot be written without waiting there is
+    # left out: at most as many markers as asked for, most of them here.
+    bounded "signal markers" 0 "" env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/s.hhtrace" \
+      "$HH_SIGNAL_MARKERS" 20000
+    asked=$(sed -n 's/^signal markers done \([0-9]*\)$/\1/p' out)
+    [ -n "$asked" ] && [ ! -s err ] || fail "output: $(cat out err)"
+    dump s.hhtrace d
+    status_ok d
+    got=$(count d "marker tick")
+    [ "$got" -le "$asked" ] && [ $((got * 2)) -ge "$asked" ] || fail "$got markers in the trace, $asked asked for"
+    "$HH_CLI" report --json s.hhtrace >r.json 2>err || fail "report: $(cat err)"
+    python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["trace"]; assert t["late_events"] == 0, t' r.json ||
+      fail "events read too late"
+    ;;
   *) fail "unknown test" ;;
 esac
 echo "ok $what"

@@ -130,6 +130,11 @@ void hh__tr_meta_unlock(void);
 /* With the lock: room for n bytes (n <= 64 KiB), flushing first if needed. */
 uint8_t *hh__tr_proc_reserve(size_t n);
 void hh__tr_proc_commit(uint8_t *end);
+/* For a signal handler that may have interrupted its thread inside the
+ * tracer: the lock, if it is free, and room for n bytes without a flush
+ * (which may wait for what the interrupted code holds); NULL, the lock not
+ * held, otherwise. */
+uint8_t *hh__tr_proc_try_reserve(size_t n);
 void hh__tr_proc_flush_locked(void);
 /* Flushes the process buffer if it holds anything (takes the lock). */
 void hh__tr_proc_flush(void);

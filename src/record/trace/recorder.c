@@ -1215,21 +1215,35 @@ void hh__trace_after_dlclose(void) {
   hh__tr_busy--;
 }
 
-void hh__trace_marker(const char *name) {
+/* From a signal handler that interrupted this thread where it holds the
+ * process buffer's lock (a new call stack's records), the marker waited for
+ * it for good, and the program hung: there (interrupted, or inside the
+ * tracer outside the hook) it is written only if the lock is free and the
+ * buffer has room, as a flush may wait for what the interrupted code holds;
+ * else it is left out, as that handler's allocations are. */
+void hh__trace_marker(const char *name, bool interrupted) {
   if (name == NULL || !atomic_load(&hh__tr_active)) return;
+  bool wait = !interrupted && hh__tr_busy == 0 && !t_locked_outside_hook;
   size_t n = strnlen(name, 4096);
+  size_t room = 1 + 2 * HH_VARINT_MAX + n;
   hh__tr_busy++;
-  hh__tr_meta_lock();
-  /* Timed under the lock, which orders the records in the process buffer:
-   * two threads' markers timed before it were written in the order they
-   * took the lock, a later time first now and then ("events came too late"
-   * on a program marking its phases in several threads). Published: an
-   * event after it in any thread does not precede it. */
-  uint64_t now = hh__tr_clock_now_published();
-  uint8_t *p = hh__tr_proc_reserve(1 + 2 * HH_VARINT_MAX + n);
+  uint8_t *p;
+  if (wait) {
+    hh__tr_meta_lock();
+    p = hh__tr_proc_reserve(room);
+  } else if ((p = hh__tr_proc_try_reserve(room)) == NULL) {
+    hh__tr_busy--;
+    return;
+  }
   if (p != NULL) {
+    /* Timed under the lock, which orders the records in the process
+     * buffer: two threads' markers timed before it were written in the
+     * order they took the lock, a later time first now and then ("events
+     * came too late" on a program marking its phases in several threads,
+     * trace.markers). Published: an event after it in any thread does not
+     * precede it. */
     *p++ = HH_REC_MARKER;
-    p = hh__tr_varint(p, now);
+    p = hh__tr_varint(p, hh__tr_clock_now_published());
     p = hh__tr_string(p, name, n);
     hh__tr_proc_commit(p);
   }

@@ -9,8 +9,11 @@
 
 extern const hh_recorder hh__trace_recorder;
 
-/* Writes a MARKER record (nothing when the tracer is not recording). */
-void hh__trace_marker(const char *name);
+/* Writes a MARKER record (nothing when the tracer is not recording).
+ * interrupted: called from a signal handler that may have interrupted
+ * this thread inside the tracer, where it may hold the locks the marker
+ * needs; the marker is then written only if it can be without waiting. */
+void hh__trace_marker(const char *name, bool interrupted);
 
 /* The program is about to exec `path` (src/hook/exec.c; NULL when it is a
  * descriptor): everything queued for the writer, the calling thread's

@@ -656,6 +656,15 @@ uint8_t *hh__tr_proc_reserve(size_t n) {
   return proc + proc_len;
 }
 
+uint8_t *hh__tr_proc_try_reserve(size_t n) {
+  if (pthread_mutex_trylock(&meta) != 0) return NULL;
+  if (proc == NULL || proc_len + n > PROC_CAP) {
+    pthread_mutex_unlock(&meta);
+    return NULL;
+  }
+  return hh__tr_proc_reserve(n);
+}
+
 void hh__tr_proc_commit(uint8_t *end) {
   proc_len = (size_t)(end - proc);
   atomic_store_explicit(&proc_pending, true, memory_order_relaxed);
