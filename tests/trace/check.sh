@@ -1256,9 +1256,11 @@ PY
     status_ok n.txt
     ;;
   atfork_malloc)
-    # Another library's fork handlers allocate; registered before the
-    # tracer's, its prepare handler runs while the tracer holds its locks
-    # for the fork. The forks hung (full, no-stacks and sampled modes).
+    # Another library's fork handlers allocate and mark; registered before
+    # the tracer's, they run while the tracer holds its locks for the fork.
+    # The forks hung (full, no-stacks and sampled modes), and with the
+    # markers (hh_marker waited for the lock its own thread held), which
+    # are left out there.
     for mode in full nostacks 1K; do
       opts=()
       [ "$mode" = nostacks ] && opts=(--no-stacks)
