@@ -54,9 +54,10 @@ int hh_thread_counts(unsigned long long *counts, int n) __attribute__((weak));
 /* With the tracer (HEAPHOOK_RECORD=trace, libpreloaded_heaptrack.so): writes
  * a MARKER record with this name (its first 4096 bytes) and the current time
  * into the trace, to find a phase of the program in it. Does nothing
- * otherwise. From a signal handler it never waits: a handler that
- * interrupted the tracer where it holds what the marker needs leaves the
- * marker out. */
+ * otherwise. It never waits for the tracer's locks where its own thread
+ * may hold them: a signal handler that interrupted the tracer there, or a
+ * fork handler registered before heaphook's (which runs while the tracer
+ * holds its locks for the fork), leaves the marker out. */
 void hh_marker(const char *name) __attribute__((weak));
 
 /* The calls above, safe without heaphook (see the top of this file). */
