@@ -24,14 +24,16 @@ static int by_path(const void *x, const void *y) {
   return strcmp(((const path_cost *)x)->path, ((const path_cost *)y)->path);
 }
 
-/* "outer;...;inner" for a sample (malloc'd), or NULL when out of memory. */
-static char *sample_path(const hh_profile_sample *s) {
+/* "outer;...;inner" for sample k (malloc'd), or NULL when out of memory. */
+static char *sample_path(const hh_profile *p, size_t k) {
+  const hh_frame *frames[HH_PROFILE_MAX_DEPTH];
+  size_t nframes = hh_profile_frames(p, k, frames);
   size_t cap = 256, len = 0;
   char *path = malloc(cap);
   if (!path) return NULL;
   path[0] = 0;
-  for (size_t i = s->nframes; i-- > 0;) {
-    char *name = hh_frame_name_dup(s->frames[i]);
+  for (size_t i = nframes; i-- > 0;) {
+    char *name = hh_frame_name_dup(frames[i]);
     if (!name) {
       free(path);
       return NULL;
@@ -61,9 +63,9 @@ int hh_write_collapsed(FILE *out, const hh_profile *p, hh_cost cost) {
   size_t n = 0;
   int rc = 0;
   for (size_t i = 0; i < p->nsamples; i++) {
-    uint64_t c = hh_site_cost(p->samples[i].site, cost);
+    uint64_t c = hh_site_cost(hh_profile_site(p, i), cost);
     if (c == 0) continue;
-    lines[n].path = sample_path(&p->samples[i]);
+    lines[n].path = sample_path(p, i);
     if (!lines[n].path) {
       rc = -1;
       goto done;
@@ -164,14 +166,14 @@ static int tree_build(ftree *t, const hh_profile *p, hh_cost cost) {
   t->nodes[0] = (fnode){.name = strdup("all")};
   t->n = 1;
   if (!t->nodes[0].name) return -1;
+  const hh_frame *frames[HH_PROFILE_MAX_DEPTH];
   for (size_t i = 0; i < p->nsamples; i++) {
-    const hh_profile_sample *s = &p->samples[i];
-    uint64_t c = hh_site_cost(s->site, cost);
+    uint64_t c = hh_site_cost(hh_profile_site(p, i), cost);
     if (c == 0) continue;
     size_t node = 0;
     t->nodes[0].cost += c;
-    for (size_t f = s->nframes; f-- > 0;) {
-      char *name = hh_frame_name_dup(s->frames[f]);
+    for (size_t f = hh_profile_frames(p, i, frames); f-- > 0;) {
+      char *name = hh_frame_name_dup(frames[f]);
       if (!name) return -1;
       node = tree_child(t, node, name);
       free(name);

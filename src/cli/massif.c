@@ -143,14 +143,15 @@ static int put_heap_tree(FILE *out, const hh_profile *p, hh_cost cost) {
   if (!t.nodes) goto done;
   t.nodes[0] = (mnode){0};
   t.n = 1;
+  const hh_frame *frames[HH_PROFILE_MAX_DEPTH];
   for (size_t i = 0; i < p->nsamples; i++) {
-    const hh_profile_sample *s = &p->samples[i];
-    uint64_t bytes = hh_site_cost(s->site, cost);
+    uint64_t bytes = hh_site_cost(hh_profile_site(p, i), cost);
     if (bytes == 0) continue;
     t.nodes[0].bytes += bytes;
     size_t node = 0;
-    for (size_t f = 0; f < s->nframes; f++) {
-      node = child(&t, node, s->frames[f]);
+    size_t nframes = hh_profile_frames(p, i, frames);
+    for (size_t f = 0; f < nframes; f++) {
+      node = child(&t, node, frames[f]);
       if (node == (size_t)-1) goto done;
       t.nodes[node].bytes += bytes;
     }

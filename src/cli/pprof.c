@@ -136,8 +136,12 @@ static int table_grow(table *t, bool strings) {
   return 0;
 }
 
+/* Where the Profile's bytes go as they are made (hh_write_pprof: gzip);
+ * returns 0, or -1 when they could not be written. */
+typedef int (*sink_fn)(void *arg, const uint8_t *data, size_t n);
+
 typedef struct enc {
-  pb out;   /* the Profile */
+  pb out;   /* the Profile (with a sink: what it has not been given yet) */
   pb sub;   /* a message being built */
   pb lines; /* Lines of a location */
   table strings, functions, locations;
@@ -145,7 +149,20 @@ typedef struct enc {
   const hh_trace_module *const *modules;
   size_t nmodules;
   bool oom;
+  sink_fn sink; /* NULL: the whole Profile stays in out */
+  void *sink_arg;
+  bool sink_failed;
 } enc;
+
+/* With a sink, out's bytes go to it once they are past 1 MiB: a profile of
+ * ~1M deep stacks is ~300 MB before gzip, held whole before. A Profile's
+ * fields are written top-level messages one after another, so flushing
+ * between them changes nothing in the bytes. */
+static void flush(enc *e, size_t at_least) {
+  if (!e->sink || e->out.len < at_least || e->out.oom || e->sink_failed) return;
+  if (e->sink(e->sink_arg, e->out.p, e->out.len) != 0) e->sink_failed = true;
+  e->out.len = 0;
+}
 
 static uint64_t str_id_valid(enc *e, const char *s);
 
@@ -284,9 +301,11 @@ static void value_type(enc *e, unsigned field, const char *type, const char *uni
   pb_message(&e->out, field, &e->sub);
 }
 
-int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, size_t nmodules,
-                    const char *comment, uint8_t **out, size_t *size) {
-  enc e = {.modules = modules, .nmodules = nmodules};
+/* The Profile, to sink (then *out and *size are not set) or, sink NULL, in
+ * *out. Returns 0, -1 when out of memory, -2 when the sink failed. */
+static int encode(const hh_profile *p, const hh_trace_module *const *modules, size_t nmodules,
+                  const char *comment, sink_fn sink, void *sink_arg, uint8_t **out, size_t *size) {
+  enc e = {.modules = modules, .nmodules = nmodules, .sink = sink, .sink_arg = sink_arg};
   const hh_analysis *a = p->analysis;
   pb_bytes(&e.out, 6, "", 0); /* string 0 is "" */
   value_type(&e, 1, "alloc_objects", "count");
@@ -315,12 +334,14 @@ int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, 
   }
 
   pb sample = {0}, ids = {0};
+  const hh_frame *frames[HH_PROFILE_MAX_DEPTH];
   for (size_t i = 0; i < p->nsamples; i++) {
-    const hh_profile_sample *s = &p->samples[i];
-    for (size_t f = 0; f < s->nframes;) {
+    const hh_site *site = hh_profile_site(p, i);
+    size_t nframes = hh_profile_frames(p, i, frames);
+    for (size_t f = 0; f < nframes;) {
       size_t g = f;
-      while (g + 1 < s->nframes && s->frames[g]->inlined) g++;
-      pb_uint_always(&ids, 1, location_id(&e, s->frames + f, g - f + 1));
+      while (g + 1 < nframes && frames[g]->inlined) g++;
+      pb_uint_always(&ids, 1, location_id(&e, frames + f, g - f + 1));
       f = g + 1;
     }
     /* unpacked (one key per value): parsers read both forms, and
@@ -328,11 +349,12 @@ int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, 
     sample.len = 0;
     pb_put(&sample, ids.p, ids.len);
     ids.len = 0;
-    pb_uint_always(&sample, 2, s->site->allocations);
-    pb_uint_always(&sample, 2, s->site->bytes);
-    pb_uint_always(&sample, 2, s->site->peak_blocks);
-    pb_uint_always(&sample, 2, s->site->peak_bytes);
+    pb_uint_always(&sample, 2, site->allocations);
+    pb_uint_always(&sample, 2, site->bytes);
+    pb_uint_always(&sample, 2, site->peak_blocks);
+    pb_uint_always(&sample, 2, site->peak_bytes);
     pb_message(&e.out, 2, &sample);
+    flush(&e, 1u << 20);
   }
   /* when the program started (wall clock): pprof shows it as the profile's time */
   if (a->reader != NULL) pb_uint(&e.out, 9, hh_reader_header(a->reader)->start_wall_ns);
@@ -349,6 +371,7 @@ int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, 
   const char *note = hh_trace_note(a, buf, sizeof buf);
   if (note) pb_uint(&e.out, 13, str_id(&e, note)); /* (pprof -comments lists both) */
   pb_uint(&e.out, 14, str_id(&e, "inuse_space"));
+  flush(&e, 0);
 
   bool oom = e.oom || e.out.oom || e.sub.oom || e.lines.oom || sample.oom || ids.oom;
   free(sample.p);
@@ -358,47 +381,52 @@ int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, 
   table_free(&e.strings, true);
   table_free(&e.functions, false);
   table_free(&e.locations, false);
-  if (oom) {
+  if (oom || e.sink_failed || sink) {
     free(e.out.p);
-    return -1;
+    return oom ? -1 : e.sink_failed ? -2 : 0;
   }
   *out = e.out.p;
   *size = e.out.len;
   return 0;
 }
 
+int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, size_t nmodules,
+                    const char *comment, uint8_t **out, size_t *size) {
+  return encode(p, modules, nmodules, comment, NULL, NULL, out, size) == 0 ? 0 : -1;
+}
+
+static int gz_sink(void *arg, const uint8_t *data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    unsigned chunk = size - done > (1u << 30) ? 1u << 30 : (unsigned)(size - done);
+    int n = gzwrite(arg, data + done, chunk);
+    if (n <= 0) return -1;
+    done += (size_t)n;
+  }
+  return 0;
+}
+
 int hh_write_pprof(const char *path, const hh_profile *p, const hh_trace_module *const *modules,
                    size_t nmodules, const char *comment, char *err, size_t err_size) {
-  uint8_t *data;
-  size_t size;
-  if (hh_pprof_encode(p, modules, nmodules, comment, &data, &size) != 0) {
-    snprintf(err, err_size, "out of memory");
-    return -1;
-  }
   /* Level 6, gzip's default: level 9 took 30 times as long as the whole
    * analysis on a trace of 800,000 deep stacks (~95% of it in zlib) for
    * an output ~13% smaller. */
   gzFile gz = gzopen(path, "wb6");
   if (!gz) {
     snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno ? errno : ENOMEM));
-    free(data);
     return -1;
   }
-  int rc = 0;
-  size_t done = 0;
-  while (done < size) {
-    unsigned chunk = size - done > (1u << 30) ? 1u << 30 : (unsigned)(size - done);
-    int n = gzwrite(gz, data + done, chunk);
-    if (n <= 0) break;
-    done += (size_t)n;
-  }
-  if (done < size) rc = -1;
-  if (gzclose(gz) != Z_OK) rc = -1;
+  errno = 0;
+  int rc = encode(p, modules, nmodules, comment, gz_sink, gz, NULL, NULL);
+  int saved = errno;
+  if (gzclose(gz) != Z_OK && rc == 0) rc = -2;
   if (rc != 0) {
-    snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+    if (rc == -1)
+      snprintf(err, err_size, "out of memory");
+    else
+      snprintf(err, err_size, "cannot write %s: %s", path, strerror(saved ? saved : errno ? errno : EIO));
     struct stat st; /* no half-written file left; never a device or pipe */
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) unlink(path);
   }
-  free(data);
-  return rc;
+  return rc == 0 ? 0 : -1;
 }

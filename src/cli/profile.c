@@ -54,52 +54,26 @@ const char *hh_sampled_note(const hh_analysis *a, char *buf, size_t size) {
 int hh_profile_build(hh_profile *p, const hh_analysis *a, hh_stack_frames_fn frames, void *arg) {
   memset(p, 0, sizeof *p);
   p->analysis = a;
+  p->frames = frames;
+  p->arg = arg;
   p->no_stack = calloc(1, sizeof *p->no_stack);
   if (!p->no_stack) return -1;
   p->no_stack->function = "[no stack]";
-  if (a->nsites == 0) return 0;
-  p->samples = calloc(a->nsites, sizeof *p->samples);
-  if (!p->samples) goto oom;
-  size_t cap = 1024, used = 0;
-  p->store = malloc(cap * sizeof *p->store);
-  if (!p->store) goto oom;
-  const hh_frame *tmp[HH_PROFILE_MAX_DEPTH];
-  /* Offsets first (the store moves as it grows), pointers at the end. */
-  size_t *offset = malloc(a->nsites * sizeof *offset);
-  if (!offset) goto oom;
-  for (size_t i = 0; i < a->nsites; i++) {
-    const hh_site *s = &a->sites[i];
-    size_t n = s->stack ? frames(arg, s->stack, tmp, HH_PROFILE_MAX_DEPTH) : 0;
-    if (n == 0) {
-      tmp[0] = p->no_stack;
-      n = 1;
-    }
-    if (used + n > cap) {
-      while (used + n > cap) cap *= 2;
-      const hh_frame **grown = realloc(p->store, cap * sizeof *p->store);
-      if (!grown) {
-        free(offset);
-        goto oom;
-      }
-      p->store = grown;
-    }
-    memcpy(p->store + used, tmp, n * sizeof *tmp);
-    offset[i] = used;
-    used += n;
-    p->samples[i] = (hh_profile_sample){.site = s, .nframes = n};
-  }
-  for (size_t i = 0; i < a->nsites; i++) p->samples[i].frames = p->store + offset[i];
-  free(offset);
   p->nsamples = a->nsites;
   return 0;
-oom:
-  hh_profile_free(p);
-  return -1;
+}
+
+size_t hh_profile_frames(const hh_profile *p, size_t i, const hh_frame **out) {
+  const hh_site *s = hh_profile_site(p, i);
+  size_t n = s->stack ? p->frames(p->arg, s->stack, out, HH_PROFILE_MAX_DEPTH) : 0;
+  if (n == 0) {
+    out[0] = p->no_stack;
+    n = 1;
+  }
+  return n;
 }
 
 void hh_profile_free(hh_profile *p) {
-  free(p->samples);
-  free(p->store);
   free(p->no_stack);
   memset(p, 0, sizeof *p);
 }

@@ -26,23 +26,27 @@ typedef size_t (*hh_stack_frames_fn)(void *arg, uint64_t stack, const hh_frame *
 /* The frames kept per stack; deeper stacks lose their outermost frames. */
 #define HH_PROFILE_MAX_DEPTH 256
 
-typedef struct hh_profile_sample {
-  const hh_site *site;
-  size_t nframes;
-  const hh_frame **frames; /* innermost first */
-} hh_profile_sample;
-
+/* A profile holds no frames: a writer asks for a site's frames when it
+ * needs them (hh_profile_frames), from the symbolizer's cache. Holding a
+ * pointer per frame of every site took 8 bytes a frame: ~540 MB for ~1M
+ * stacks of ~70 frames, more than the whole analysis. */
 typedef struct hh_profile {
   const hh_analysis *analysis;
   size_t nsamples; /* one per site of the analysis, in the analysis's order */
-  hh_profile_sample *samples;
-  const hh_frame **store; /* all samples' frame pointers */
-  hh_frame *no_stack;     /* the frame of sites without a recorded stack */
+  hh_stack_frames_fn frames;
+  void *arg;
+  hh_frame *no_stack; /* the frame of sites without a recorded stack */
 } hh_profile;
 
-/* Symbolizes every site of a. Returns 0, or -1 when out of memory. */
+/* A profile of every site of a. Returns 0, or -1 when out of memory. */
 int hh_profile_build(hh_profile *p, const hh_analysis *a, hh_stack_frames_fn frames, void *arg);
 void hh_profile_free(hh_profile *p);
+/* Sample i's site (the analysis's site i). */
+static inline const hh_site *hh_profile_site(const hh_profile *p, size_t i) { return &p->analysis->sites[i]; }
+/* Sample i's frames, innermost first, into out[0..HH_PROFILE_MAX_DEPTH);
+ * returns how many, at least 1 (the no_stack frame for a site without a
+ * stack). The same frame pointers for a sample each time. */
+size_t hh_profile_frames(const hh_profile *p, size_t i, const hh_frame **out);
 
 /* What a writer puts in its output when the analysis is of a trace that is
  * not whole, in buf: "error: MESSAGE" (cut short, damaged) or "warning:

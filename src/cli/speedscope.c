@@ -83,6 +83,48 @@ static size_t frame_index(frames *t, const hh_frame *f) {
   return t->n++;
 }
 
+/* Frame pointers seen (the symbolizer's: the same pointer each time a
+ * sample is asked for) and their frame's index: the name is made and
+ * hashed once per distinct pointer, not once per frame of every sample. */
+typedef struct seen {
+  const hh_frame *f;
+  size_t index;
+} seen;
+
+typedef struct seen_table {
+  seen *items;
+  size_t n, cap;
+  hh_slots index;
+} seen_table;
+
+static uint64_t ptr_hash(const hh_frame *f) { return (uint64_t)(uintptr_t)f * 0x9e3779b97f4a7c15ull; }
+
+static uint64_t seen_hash(const void *items, size_t i) { return ptr_hash(((const seen *)items)[i].f); }
+
+static bool is_seen(const void *items, size_t i, const void *key) {
+  return ((const seen *)items)[i].f == key;
+}
+
+/* The frame index of f, from the table of pointers seen, else made (and
+ * the pointer remembered); (size_t)-1 when out of memory. */
+static size_t seen_index(seen_table *s, frames *t, const hh_frame *f) {
+  if (hh_slots_fit(&s->index, s->n, 256, 0, seen_hash, s->items) != 0) return (size_t)-1;
+  size_t *slot = hh_slots_find(&s->index, ptr_hash(f), is_seen, s->items, f);
+  if (*slot) return s->items[*slot - 1].index;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 256;
+    seen *grown = realloc(s->items, cap * sizeof *grown);
+    if (!grown) return (size_t)-1;
+    s->items = grown;
+    s->cap = cap;
+  }
+  size_t index = frame_index(t, f);
+  if (index == (size_t)-1) return index;
+  s->items[s->n] = (seen){f, index};
+  *slot = ++s->n;
+  return index;
+}
+
 static const struct {
   hh_cost cost;
   const char *name, *unit;
@@ -94,20 +136,14 @@ static const struct {
 
 int hh_write_speedscope(FILE *out, const hh_profile *p, const char *name) {
   frames t = {0};
+  seen_table st = {0};
   int rc = -1;
-  /* frame indices per sample, outermost first, all samples back to back */
-  size_t total = 0;
-  for (size_t i = 0; i < p->nsamples; i++) total += p->samples[i].nframes;
-  size_t *idx = malloc((total ? total : 1) * sizeof *idx);
-  if (!idx) goto done;
-  size_t at = 0;
-  for (size_t i = 0; i < p->nsamples; i++) {
-    const hh_profile_sample *s = &p->samples[i];
-    for (size_t f = s->nframes; f-- > 0;) {
-      idx[at] = frame_index(&t, s->frames[f]);
-      if (idx[at++] == (size_t)-1) goto done;
-    }
-  }
+  const hh_frame *fr[HH_PROFILE_MAX_DEPTH];
+  /* The frames numbered in the order the samples meet them, outermost
+   * first; each profile then asks for its samples' frames again. */
+  for (size_t i = 0; i < p->nsamples; i++)
+    for (size_t f = hh_profile_frames(p, i, fr); f-- > 0;)
+      if (seen_index(&st, &t, fr[f]) == (size_t)-1) goto done;
 
   fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n\"shared\":{\"frames\":[",
         out);
@@ -123,27 +159,24 @@ int hh_write_speedscope(FILE *out, const hh_profile *p, const char *name) {
   fputs("]},\n\"profiles\":[", out);
   for (size_t k = 0; k < sizeof profiles / sizeof *profiles; k++) {
     uint64_t sum = 0;
-    for (size_t i = 0; i < p->nsamples; i++) sum += hh_site_cost(p->samples[i].site, profiles[k].cost);
+    for (size_t i = 0; i < p->nsamples; i++) sum += hh_site_cost(hh_profile_site(p, i), profiles[k].cost);
     fprintf(out,
             "%s{\"type\":\"sampled\",\"name\":\"%s\",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64
             ",\n\"samples\":[",
             k ? ",\n" : "\n", profiles[k].name, profiles[k].unit, sum);
     bool first = true;
-    at = 0;
     for (size_t i = 0; i < p->nsamples; i++) {
-      const hh_profile_sample *s = &p->samples[i];
-      size_t from = at;
-      at += s->nframes;
-      if (hh_site_cost(s->site, profiles[k].cost) == 0) continue;
+      if (hh_site_cost(hh_profile_site(p, i), profiles[k].cost) == 0) continue;
       fputs(first ? "[" : ",[", out);
       first = false;
-      for (size_t f = from; f < at; f++) fprintf(out, f > from ? ",%zu" : "%zu", idx[f]);
+      size_t n = hh_profile_frames(p, i, fr);
+      for (size_t f = n; f-- > 0;) fprintf(out, f + 1 < n ? ",%zu" : "%zu", seen_index(&st, &t, fr[f]));
       fputc(']', out);
     }
     fputs("],\n\"weights\":[", out);
     first = true;
     for (size_t i = 0; i < p->nsamples; i++) {
-      uint64_t c = hh_site_cost(p->samples[i].site, profiles[k].cost);
+      uint64_t c = hh_site_cost(hh_profile_site(p, i), profiles[k].cost);
       if (c == 0) continue;
       fprintf(out, first ? "%" PRIu64 : ",%" PRIu64, c);
       first = false;
@@ -171,6 +204,7 @@ done:
   for (size_t i = 0; i < t.n; i++) free(t.keys[i].name);
   free(t.keys);
   hh_slots_free(&t.index);
-  free(idx);
+  free(st.items);
+  hh_slots_free(&st.index);
   return rc;
 }

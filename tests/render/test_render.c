@@ -3,6 +3,7 @@
  * boxes and escaping, massif's snapshots and trees, pprof's protobuf
  * (decoded here), speedscope's JSON, and the chart's three formats. */
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -843,6 +844,98 @@ static void writers_say_the_trace_is_not_whole(void **state) {
   }
 }
 
+/* ---- memory: many sites with deep stacks ------------------------------------
+ * The heap a profile and the writers take, counted (not timed): the
+ * sanitizer's count of allocated bytes, else glibc's mallinfo2. A profile
+ * held a pointer per frame of every site (8 bytes a frame: ~540 MB for
+ * ~1M stacks of ~70 frames) and speedscope another index per frame; now
+ * frames are asked for when a writer needs them. */
+size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+
+static size_t heap_in_use(void) {
+  if (__sanitizer_get_current_allocated_bytes) return __sanitizer_get_current_allocated_bytes();
+  return mallinfo2().uordblks;
+}
+
+enum { DEEP_SITES = 4000, DEEP_FRAMES = 250 };
+static const hh_frame f_deep = {0x402000, "deep", "/src/deep.c", 5, MOD, 0x2000, false, false};
+static const hh_frame f_leaf[4] = {
+    {0x403000, "leaf0", "/src/deep.c", 9, MOD, 0x3000, false, false},
+    {0x403100, "leaf1", "/src/deep.c", 10, MOD, 0x3100, false, false},
+    {0x403200, "leaf2", "/src/deep.c", 11, MOD, 0x3200, false, false},
+    {0x403300, "leaf3", "/src/deep.c", 12, MOD, 0x3300, false, false},
+};
+
+/* stack s: a leaf under DEEP_FRAMES - 1 frames of deep */
+static size_t deep_frames(void *arg, uint64_t stack, const hh_frame **out, size_t max) {
+  (void)arg;
+  size_t n = DEEP_FRAMES < max ? DEEP_FRAMES : max;
+  out[0] = &f_leaf[stack % 4];
+  for (size_t i = 1; i < n; i++) out[i] = &f_deep;
+  return n;
+}
+
+/* A stream that notes the most heap in use above `base` at each write. */
+typedef struct watch {
+  size_t base, most, written;
+} watch;
+
+static ssize_t watch_write(void *cookie, const char *buf, size_t size) {
+  (void)buf;
+  watch *w = cookie;
+  size_t now = heap_in_use();
+  if (now > w->base && now - w->base > w->most) w->most = now - w->base;
+  w->written += size;
+  return (ssize_t)size;
+}
+
+static void deep_stacks_take_no_memory_per_frame(void **state) {
+  (void)state;
+  hh_site *many = calloc(DEEP_SITES, sizeof *many);
+  assert_non_null(many);
+  for (size_t i = 0; i < DEEP_SITES; i++)
+    many[i] = (hh_site){.stack = i + 1,
+                        .allocations = 1,
+                        .bytes = 100,
+                        .peak_bytes = 100,
+                        .peak_blocks = 1,
+                        .leaked_bytes = 100,
+                        .leaked_blocks = 1};
+  hh_analysis a = fake_analysis();
+  a.sites = many;
+  a.nsites = DEEP_SITES;
+  watch w = {0};
+  FILE *out = fopencookie(&w, "w", (cookie_io_functions_t){.write = watch_write});
+  assert_non_null(out);
+  setvbuf(out, NULL, _IOFBF, 4096);
+  fputc('\n', out);
+  fflush(out); /* (the stream's buffer made) */
+  w.base = heap_in_use();
+  w.most = 0;
+  hh_profile p;
+  assert_int_equal(hh_profile_build(&p, &a, deep_frames, NULL), 0);
+  /* 4000 sites of 250 frames: 8 MB of frame pointers before */
+  size_t built = heap_in_use() - w.base;
+  assert_true(built < 4096);
+  /* speedscope's frame index per frame was another 8 MB; 3 x 1M indices
+   * written, ~6 MB */
+  assert_int_equal(hh_write_speedscope(out, &p, "prog"), 0);
+  fflush(out);
+  assert_true(w.written > 6000000);
+  assert_true(w.most < 64 * 1024);
+  w.most = 0;
+  assert_int_equal(hh_write_massif(out, &p, "prog", 0), 0);
+  fflush(out);
+  assert_true(w.most < 64 * 1024);
+  w.most = 0;
+  assert_int_equal(hh_write_flame_svg(out, &p, HH_COST_PEAK, "prog"), 0);
+  fflush(out);
+  assert_true(w.most < 128 * 1024);
+  hh_profile_free(&p);
+  fclose(out);
+  free(many);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(utf8_everywhere),
@@ -869,6 +962,7 @@ int main(void) {
       cmocka_unit_test(chart_of_an_empty_trace),
       cmocka_unit_test(chart_time_in_the_runs_unit),
       cmocka_unit_test(writers_say_the_trace_is_not_whole),
+      cmocka_unit_test(deep_stacks_take_no_memory_per_frame),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
