@@ -32,6 +32,10 @@ typedef struct smodule {
   hh_trace_segment *segments;
   uint32_t load_epoch, unload_epoch;
   bool heaphook; /* heaphook's own library: every frame in it is folded */
+  /* (find_module) whether a segment overlaps one of another module, of
+   * the modules before `checked` */
+  bool overlaps;
+  size_t checked;
   int state;     /* 0 not opened yet, 1 open, -1 unusable */
   char *problem; /* what opening it found (tell_problem), or NULL */
   bool told;     /* problem said (once) */
@@ -53,6 +57,7 @@ struct hh_symbolizer {
   smodule *modules;
   size_t nmodules, modules_cap;
   size_t synced; /* reader modules added by hh_sym_sync */
+  size_t last;   /* index + 1 of the module find_module found last, when it overlaps none */
   centry *cache;
   size_t cache_cap, cache_n;
   hh_strset strings;
@@ -179,6 +184,23 @@ char *hh_sym_demangle(const char *name) {
   return d;
 }
 
+static bool module_has(const smodule *m, uint64_t ip) {
+  for (uint32_t i = 0; i < m->nsegments; i++)
+    if (ip - m->segments[i].start < m->segments[i].size) return true;
+  return false;
+}
+
+/* Whether a segment of a and one of b have an address in common (as
+ * module_has sees addresses: one holds the other's start). */
+static bool modules_overlap(const smodule *a, const smodule *b) {
+  for (uint32_t i = 0; i < a->nsegments; i++)
+    for (uint32_t j = 0; j < b->nsegments; j++) {
+      const hh_trace_segment *x = &a->segments[i], *y = &b->segments[j];
+      if (x->size && y->size && (y->start - x->start < x->size || x->start - y->start < y->size)) return true;
+    }
+  return false;
+}
+
 void hh_sym_add_module(hh_symbolizer *s, const hh_trace_module *tm) {
   if (s->nmodules == s->modules_cap) {
     s->modules_cap = s->modules_cap ? s->modules_cap * 2 : 32;
@@ -222,22 +244,39 @@ bool hh_sym_agrees(const hh_symbolizer *s, const hh_reader *r) {
   return true;
 }
 
-static bool module_has(const smodule *m, uint64_t ip) {
-  for (uint32_t i = 0; i < m->nsegments; i++)
-    if (ip - m->segments[i].start < m->segments[i].size) return true;
-  return false;
+/* Whether m shares an address with another module: checked against the
+ * modules added since its last check. */
+static bool overlaps_other(hh_symbolizer *s, smodule *m) {
+  for (; !m->overlaps && m->checked < s->nmodules; m->checked++) {
+    const smodule *o = &s->modules[m->checked];
+    if (o != m && modules_overlap(m, o)) m->overlaps = true;
+  }
+  return m->overlaps;
 }
 
 /* The module mapped at ip when `epoch` module records had been read: the
- * latest such; failing that, the latest module ever mapped there. */
+ * latest such; failing that, the latest module ever mapped there. A module
+ * whose addresses no other module shares is the answer for any address of
+ * its own, whatever the epoch: the one found last is tried first (a stack's
+ * frames are mostly in one module; the walk over every module's segments
+ * was half the time of `diff` on deep stacks). A module is checked against
+ * each other module once, after a walk over them all found it. */
 static smodule *find_module(hh_symbolizer *s, uint64_t ip, uint32_t epoch) {
+  if (s->last) {
+    smodule *m = &s->modules[s->last - 1];
+    if (module_has(m, ip) && !overlaps_other(s, m)) return m;
+  }
   smodule *any = NULL;
   for (size_t i = s->nmodules; i-- > 0;) {
     smodule *m = &s->modules[i];
     if (!module_has(m, ip)) continue;
-    if (m->load_epoch <= epoch && epoch < m->unload_epoch) return m;
+    if (m->load_epoch <= epoch && epoch < m->unload_epoch) {
+      any = m;
+      break;
+    }
     if (!any) any = m;
   }
+  if (any && !overlaps_other(s, any)) s->last = (size_t)(any - s->modules) + 1;
   return any;
 }
 

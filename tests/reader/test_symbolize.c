@@ -387,6 +387,48 @@ static void test_allocator_names(void **state) {
   assert_false(hh_sym_is_heaphook_module("/usr/lib/libc.so.6"));
 }
 
+/* Modules that share addresses (a library unloaded, another loaded where it
+ * was) are told apart by epoch, also after a lookup found another module
+ * (find_module tries the module it found last first) and when the sharer
+ * comes after that lookup. */
+static void add_fake(hh_symbolizer *s, const char *path, uint64_t base, uint32_t load, uint32_t unload) {
+  hh_trace_segment seg = {base, 0x1000, 0};
+  hh_trace_module m = {.base = base,
+                       .path = path,
+                       .build_id = "",
+                       .nsegments = 1,
+                       .segments = &seg,
+                       .load_epoch = load,
+                       .unload_epoch = unload};
+  hh_sym_add_module(s, &m);
+}
+
+static const char *module_at(hh_symbolizer *s, uint64_t ip, uint32_t epoch) {
+  const hh_frame *f;
+  assert_int_equal(hh_sym_ip(s, ip, epoch, &f), 1);
+  return f[0].module ? f[0].module : "(none)";
+}
+
+static void test_modules_sharing_addresses(void **state) {
+  (void)state;
+  hh_symbolizer *s = hh_sym_new(on_warn, NULL);
+  add_fake(s, "/nonexistent/x.so", 0x10000000, 1, 3);
+  add_fake(s, "/nonexistent/y.so", 0x10000000, 3, UINT32_MAX);
+  add_fake(s, "/nonexistent/z.so", 0x20000000, 1, 5);
+  assert_string_equal(module_at(s, 0x20000010, 2), "/nonexistent/z.so");
+  assert_string_equal(module_at(s, 0x10000010, 2), "/nonexistent/x.so");
+  assert_string_equal(module_at(s, 0x20000020, 2), "/nonexistent/z.so");
+  assert_string_equal(module_at(s, 0x10000010, 4), "/nonexistent/y.so");
+  assert_string_equal(module_at(s, 0x10000020, 1), "/nonexistent/x.so");
+  assert_string_equal(module_at(s, 0x20000030, 4), "/nonexistent/z.so");
+  /* z unloaded, w loaded where it was: z's addresses are w's from then on */
+  add_fake(s, "/nonexistent/w.so", 0x20000000, 5, UINT32_MAX);
+  assert_string_equal(module_at(s, 0x20000040, 6), "/nonexistent/w.so");
+  assert_string_equal(module_at(s, 0x20000050, 4), "/nonexistent/z.so");
+  assert_string_equal(module_at(s, 0x30000000, 6), "(none)");
+  hh_sym_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_function_file_line),
@@ -398,6 +440,7 @@ int main(void) {
       cmocka_unit_test(test_stack_folding_through_reader),
       cmocka_unit_test(test_symbolizer_agrees_with_reader),
       cmocka_unit_test(test_allocator_names),
+      cmocka_unit_test(test_modules_sharing_addresses),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
