@@ -41,52 +41,68 @@ typedef struct side {
 } side;
 
 typedef struct row {
+  uint64_t hash; /* of the key */
+  /* the key, made for the rows listed; the others' keys are made again
+   * from their representative stack when compared (one string per site
+   * was ~250 bytes a site for ~1M deep stacks) */
   char *key;
   side v[2];
-  /* a representative stack, for the frames shown */
+  /* a representative stack, for the key and the frames shown */
   int trace;
   uint64_t stack;
 } row;
+
+typedef struct input {
+  const char *path;
+  hh_loaded l;
+} input;
 
 typedef struct rows {
   row *v;
   size_t n, cap;
   hh_slots index; /* key -> row */
+  input *in;
+  char *scratch; /* a row's key made again */
+  size_t scratch_cap;
 } rows;
 
-static uint64_t hash_str(const char *s) { return hh_hash_bytes(s, strlen(s)); }
+/* the key looked for */
+typedef struct key_ref {
+  rows *t;
+  uint64_t hash;
+  const char *key;
+  size_t len;
+} key_ref;
 
-static uint64_t row_hash(const void *rows, size_t i) { return hash_str(((const row *)rows)[i].key); }
+static uint64_t row_hash(const void *rows, size_t i) { return ((const row *)rows)[i].hash; }
 
 static bool is_row(const void *rows, size_t i, const void *key) {
-  return strcmp(((const row *)rows)[i].key, key) == 0;
+  const row *r = (const row *)rows + i;
+  const key_ref *k = key;
+  if (r->hash != k->hash) return false;
+  input *in = &k->t->in[r->trace];
+  size_t len = hh_report_site_key_into(in->l.sym, in->l.reader, r->stack, &k->t->scratch, &k->t->scratch_cap);
+  return len == k->len && memcmp(k->t->scratch, k->key, len) == 0;
 }
 
-/* The row of key (taken over: freed when the row exists), made when missing. */
-static row *rows_get(rows *t, char *key, int trace, uint64_t stack) {
+/* The row of the key in key[0..len), made when missing. */
+static row *rows_get(rows *t, const char *key, size_t len, int trace, uint64_t stack) {
   if (hh_slots_fit(&t->index, t->n, 256, 0, row_hash, t->v) != 0) abort();
-  size_t *slot = hh_slots_find(&t->index, hash_str(key), is_row, t->v, key);
-  if (*slot) {
-    free(key);
-    return &t->v[*slot - 1];
-  }
+  key_ref ref = {t, hh_hash_bytes(key, len), key, len};
+  size_t *slot = hh_slots_find(&t->index, ref.hash, is_row, t->v, &ref);
+  if (*slot) return &t->v[*slot - 1];
   if (t->n == t->cap) {
     t->cap = t->cap ? t->cap * 2 : 256;
     t->v = xrealloc(t->v, t->cap * sizeof *t->v);
   }
   row *r = &t->v[t->n];
   memset(r, 0, sizeof *r);
-  r->key = key;
+  r->hash = ref.hash;
   r->trace = trace;
   r->stack = stack;
   *slot = ++t->n;
   return r;
 }
-
-typedef struct input {
-  const char *path;
-  hh_loaded l;
-} input;
 
 static void warn_cb(void *arg, const char *message) {
   fprintf(stderr, "heaphook diff: warning: %s: %s\n", (const char *)arg, message);
@@ -202,7 +218,9 @@ int hh_cmd_diff(int argc, char **argv) {
 
   input in[2] = {{0}};
   int rc = HH_EXIT_OK;
-  rows t = {0};
+  rows t = {.in = in};
+  char *key = NULL;
+  size_t key_cap = 0;
   for (int k = 0; k < 2; k++) {
     in[k].path = argv[optind + k];
     hh_load_options opt = {
@@ -212,7 +230,8 @@ int hh_cmd_diff(int argc, char **argv) {
     const hh_analysis *a = in[k].l.analysis;
     for (size_t i = 0; i < a->nsites; i++) {
       const hh_site *s = &a->sites[i];
-      row *r = rows_get(&t, hh_report_site_key(in[k].l.sym, in[k].l.reader, s->stack), k, s->stack);
+      size_t len = hh_report_site_key_into(in[k].l.sym, in[k].l.reader, s->stack, &key, &key_cap);
+      row *r = rows_get(&t, key, len, k, s->stack);
       side *v = &r->v[k];
       v->allocations += s->allocations;
       v->bytes += s->bytes;
@@ -230,6 +249,7 @@ int hh_cmd_diff(int argc, char **argv) {
       int d = direction(&t.v[i]);
       if (d == 0) continue;
       order[n++] = &t.v[i];
+      t.v[i].key = hh_report_site_key(in[t.v[i].trace].l.sym, in[t.v[i].trace].l.reader, t.v[i].stack);
       if (d > 0)
         ngrew++;
       else
@@ -321,6 +341,8 @@ done:
   for (size_t i = 0; i < t.n; i++) free(t.v[i].key);
   free(t.v);
   hh_slots_free(&t.index);
+  free(t.scratch);
+  free(key);
   for (int k = 0; k < 2; k++) hh_loaded_free(&in[k].l);
   return rc;
 }

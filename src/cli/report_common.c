@@ -3,6 +3,7 @@
 #include "report_common.h"
 
 #include "escape.h"
+#include "trace/xalloc.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -96,25 +97,48 @@ void hh_report_text_stack(FILE *out, hh_symbolizer *sym, const hh_reader *r, uin
   if (show < n) fprintf(out, "        ... %zu more frame%s\n", n - show, n - show == 1 ? "" : "s");
 }
 
-char *hh_report_site_key(hh_symbolizer *sym, const hh_reader *r, uint64_t stack) {
+/* s[0..n) at the end of the key in *buf (room for a NUL after it). */
+static void key_put(char **buf, size_t *cap, size_t *len, const char *s, size_t n) {
+  if (*len + n + 1 > *cap) {
+    size_t c = *cap ? *cap : 256;
+    while (*len + n + 1 > c) c *= 2;
+    *buf = xrealloc(*buf, c);
+    *cap = c;
+  }
+  memcpy(*buf + *len, s, n);
+  *len += n;
+  (*buf)[*len] = 0;
+}
+
+size_t hh_report_site_key_into(hh_symbolizer *sym, const hh_reader *r, uint64_t stack, char **buf,
+                               size_t *cap) {
   const hh_frame *frames[HH_REPORT_MAX_FRAMES];
-  size_t n = hh_report_frames(sym, r, stack, frames, HH_REPORT_MAX_FRAMES);
-  if (n == 0) return strdup("[no stack]");
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) abort();
+  size_t n = hh_report_frames(sym, r, stack, frames, HH_REPORT_MAX_FRAMES), len = 0;
+  if (n == 0) {
+    key_put(buf, cap, &len, "[no stack]", strlen("[no stack]"));
+    return len;
+  }
   for (size_t i = n; i-- > 0;) {
     const hh_frame *fr = frames[i];
-    if (fr->function)
-      fputs(fr->function, f);
-    else if (fr->module)
-      fprintf(f, "%s+0x%" PRIx64, base_name(fr->module), fr->module_offset);
-    else
-      fprintf(f, "0x%" PRIx64, fr->ip);
-    if (i) fputc(';', f);
+    char tmp[64];
+    if (fr->function) {
+      key_put(buf, cap, &len, fr->function, strlen(fr->function));
+    } else if (fr->module) {
+      const char *base = base_name(fr->module);
+      key_put(buf, cap, &len, base, strlen(base));
+      key_put(buf, cap, &len, tmp, (size_t)snprintf(tmp, sizeof tmp, "+0x%" PRIx64, fr->module_offset));
+    } else {
+      key_put(buf, cap, &len, tmp, (size_t)snprintf(tmp, sizeof tmp, "0x%" PRIx64, fr->ip));
+    }
+    if (i) key_put(buf, cap, &len, ";", 1);
   }
-  fclose(f);
+  return len;
+}
+
+char *hh_report_site_key(hh_symbolizer *sym, const hh_reader *r, uint64_t stack) {
+  char *buf = NULL;
+  size_t cap = 0;
+  hh_report_site_key_into(sym, r, stack, &buf, &cap);
   return buf;
 }
 

@@ -37,6 +37,10 @@ void hh_report_text_stack(FILE *out, hh_symbolizer *sym, const hh_reader *r, uin
  * without one: its module's file name and offset); "[no stack]" for stack
  * 0. malloc'd. */
 char *hh_report_site_key(hh_symbolizer *sym, const hh_reader *r, uint64_t stack);
+/* The same key's bytes into *buf (grown as needed, *cap its size),
+ * NUL-terminated; returns its length. */
+size_t hh_report_site_key_into(hh_symbolizer *sym, const hh_reader *r, uint64_t stack, char **buf,
+                               size_t *cap);
 /* [{"function":..,"file":..,"line":..,"module":..,"inlined":..}, ...] */
 void hh_report_json_frames(FILE *out, const hh_frame *const *frames, size_t n);
 /* "ok", "no_end", "cut_short", "damaged", "io_error" */
