@@ -20,7 +20,9 @@
 
 /* The frames of stack `stack`, innermost first, allocator frames already
  * folded out, into out[0..max); returns how many. Frames must stay valid as
- * long as the profile. */
+ * long as the profile, and be the same pointers each time a stack is asked
+ * for (the writers ask again, and pprof and speedscope know a frame by its
+ * pointer): the symbolizer's cache gives them so. */
 typedef size_t (*hh_stack_frames_fn)(void *arg, uint64_t stack, const hh_frame **out, size_t max);
 
 /* The frames kept per stack; deeper stacks lose their outermost frames. */
