@@ -240,6 +240,11 @@ int hh_cmd_diff(int argc, char **argv) {
       v->leaked_bytes += s->leaked_bytes;
       v->leaked_blocks += s->leaked_blocks;
     }
+    /* the sites are in the rows now: A's are let go before B is read
+     * (64 bytes a site) */
+    free(in[k].l.analysis->sites);
+    in[k].l.analysis->sites = NULL;
+    in[k].l.analysis->nsites = 0;
   }
   {
     temporary_known = in[0].l.analysis->temporary_known && in[1].l.analysis->temporary_known;
