@@ -841,11 +841,10 @@ static int define_stack(hh_reader *r, const cursor *c, const uint8_t *rec, uint6
   size_t idx = ++r->nstacks;
   if (r->dense && id != idx) {
     r->dense = false;
-    for (size_t i = 1; i < idx; i++) u64map_put(&r->id_map, r->stacks[i].id, (uint32_t)i);
+    for (size_t i = 1; i < idx; i++) u64map_put(&r->id_map, i, (uint32_t)i); /* (dense: id i) */
   }
   if (!r->dense) u64map_put(&r->id_map, id, (uint32_t)idx);
   hh_stack_node *n = &r->stacks[idx];
-  n->id = id;
   n->parent = parent;
   n->ip = ip;
   n->depth = pidx ? r->stacks[pidx].depth + 1 : 1;
