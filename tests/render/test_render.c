@@ -862,7 +862,8 @@ size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
 
 static size_t heap_in_use(void) {
   if (__sanitizer_get_current_allocated_bytes) return __sanitizer_get_current_allocated_bytes();
-  return mallinfo2().uordblks;
+  struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd; /* (blocks from the arenas, and those mmap'd) */
 }
 
 enum { DEEP_SITES = 4000, DEEP_FRAMES = 250 };
