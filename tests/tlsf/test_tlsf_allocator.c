@@ -686,6 +686,41 @@ static void test_cache_given_back_before_failing_or_growing(void **state) {
   }
 }
 
+/* A realloc that can grow only into its successor while that successor is
+ * in the calling thread's cache: the cache goes back to the pools and the
+ * block grows in place, its content kept, with a fixed pool and with growth
+ * on. A fresh 2 MiB pool holds p and q (2048-byte blocks), a block of
+ * 2000000 bytes (freed: to the core) and a free tail; q is cached. The new
+ * size, 2090000, rounds up past every free block's class even once q has
+ * gone back (2095040 bytes with its free neighbour), but p, q and the rest
+ * together hold it. Before, the realloc failed with ENOMEM from the fixed
+ * pool, and with growth on mapped two pools it did not need. */
+static void test_cache_given_back_before_realloc_fails_or_grows(void **state) {
+  (void)state;
+  for (int grow = 0; grow < 2; grow++) {
+    hh__tlsf_allocator_configure((size_t)2 << 20, grow ? (size_t)2 << 20 : 0);
+    hh__tlsf_allocator_set_cache(true);
+    assert_int_equal(A->init(), 0);
+    unsigned char *p = A->alloc(2000, 1), *q = A->alloc(2000, 1);
+    assert_non_null(p);
+    assert_ptr_equal(q, p + A->block_size(p) + 8); /* q right after p */
+    void *rest = A->alloc(2000000, 1);
+    assert_non_null(rest);
+    A->dealloc(rest);
+    A->dealloc(q); /* into the cache: p's successor stays used to the core */
+    for (size_t i = 0; i < 2000; i++) p[i] = (unsigned char)(i * 7);
+    errno = 0;
+    unsigned char *r = A->realloc(p, 2090000);
+    assert_ptr_equal(r, p);
+    assert_int_equal(errno, 0);
+    assert_true(A->block_size(r) >= 2090000);
+    for (size_t i = 0; i < 2000; i++) assert_int_equal(r[i], (unsigned char)(i * 7));
+    assert_int_equal(hh__tlsf_allocator_growths(), 0);
+    A->dealloc(r);
+    assert_int_equal(hh__tlsf_allocator_check(), 0);
+  }
+}
+
 /* A program's pthread key, younger than the allocator's: glibc runs the
  * allocator's destructor (which gives the cache back) first in each round. */
 static pthread_key_t program_key;
@@ -851,6 +886,7 @@ int main(void) {
       T_(test_cache_flushed_at_thread_exit),
       T_(test_cache_frees_in_key_destructors_reach_pools),
       T_(test_cache_given_back_before_failing_or_growing),
+      T_(test_cache_given_back_before_realloc_fails_or_grows),
       T_(test_cache_double_free_aborts),
       T_(test_cache_cross_thread_double_free_aborts),
 #undef T_

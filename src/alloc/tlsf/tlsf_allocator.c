@@ -433,10 +433,21 @@ static bool cache_flush_own(void);
  * program that had freed everything got ENOMEM from a fixed pool, or a
  * growth it did not need (a pool mapped and pre-faulted). Other threads'
  * caches are left alone (docs/tlsf.md). Called with the lock held, which
- * is released and taken again around that flush. */
-static void *alloc_or_grow(size_t size, size_t align, size_t core_size) {
+ * is released and taken again around that flush.
+ * resize: for a realloc whose block could not grow in place, that block
+ * (else NULL): after the flush it is tried in place again first, as its
+ * successor may have been in the cache, and is then returned itself.
+ * Before, the realloc failed with ENOMEM from a fixed pool (or grew the
+ * pools) while the block, its cached successor and the free space after
+ * them held the new size. */
+static void *alloc_or_grow(size_t size, size_t align, size_t core_size, void *resize) {
   void *p = alloc_fitting(size, align, core_size);
-  if (p == NULL && cache_flush_own()) p = alloc_fitting(size, align, core_size);
+  if (p == NULL && cache_flush_own()) {
+    if (resize != NULL && tlsf_resize_in_place(g.tlsf, resize, size))
+      p = resize;
+    else
+      p = alloc_fitting(size, align, core_size);
+  }
   if (p == NULL) {
     int saved = errno;
     p = grow_and_alloc(size, align);
@@ -900,7 +911,7 @@ static void *tlsf_op_alloc(size_t size, size_t align) {
   }
   cache_arm_at_first_miss();
   lock();
-  void *p = alloc_or_grow(size, align, core_size);
+  void *p = alloc_or_grow(size, align, core_size, NULL);
   unlock();
   return p;
 }
@@ -940,9 +951,9 @@ static void *tlsf_op_realloc(void *ptr, size_t new_size) {
     return ptr;
   }
   size_t old = tlsf_block_size(ptr);
-  void *moved = alloc_or_grow(new_size, 1, new_size);
+  void *moved = alloc_or_grow(new_size, 1, new_size, ptr);
   unlock();
-  if (moved == NULL) return NULL;
+  if (moved == NULL || moved == ptr) return moved; /* (ptr: grown in place after all) */
   memcpy(moved, ptr, old < new_size ? old : new_size);
   tlsf_op_dealloc(ptr);
   return moved;
