@@ -7,7 +7,14 @@
  *   blocks4k BYTES  allocates BYTES in 4 KiB blocks, writes them, frees
  *                   them; prints "pid <pid>"
  *   owner SIZE...   prints hh_allocator_of(malloc(SIZE)) for each size, one
- *                   a line ("none" when no heaphook library is loaded) */
+ *                   a line ("none" when no heaphook library is loaded)
+ *   cancel-pending BYTES
+ *                   a thread with a pthread_cancel pending (it reaches no
+ *                   cancellation point of its own) mallocs BYTES; then main
+ *                   mallocs BYTES, with a 10 s alarm; prints whether the
+ *                   thread returned or was cancelled, and main's result */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +23,14 @@
 #include "heaphook/heaphook.h"
 
 static void *volatile sink;
+
+static atomic_int cancel_sent;
+
+static void *malloc_with_cancel_pending(void *bytes) {
+  while (!atomic_load(&cancel_sent)) {
+  }
+  return malloc(*(size_t *)bytes);
+}
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "main-ran") == 0) {
@@ -47,6 +62,20 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) free(blocks[i]);
     free(blocks);
     printf("pid %d\n", (int)getpid());
+    return 0;
+  }
+  if (argc == 3 && strcmp(argv[1], "cancel-pending") == 0) {
+    size_t bytes = strtoul(argv[2], NULL, 0);
+    pthread_t t;
+    void *got;
+    if (pthread_create(&t, NULL, malloc_with_cancel_pending, &bytes) != 0) return 2;
+    pthread_cancel(t);
+    atomic_store(&cancel_sent, 1);
+    pthread_join(t, &got);
+    alarm(10);
+    void *p = malloc(bytes);
+    printf("thread %s; main's malloc %s\n", got == PTHREAD_CANCELED ? "cancelled" : "returned",
+           p != NULL ? "ok" : "NULL");
     return 0;
   }
   if (argc >= 3 && strcmp(argv[1], "owner") == 0) {

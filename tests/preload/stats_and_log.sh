@@ -97,6 +97,22 @@ mlock_limited "one line for the added pools" 256K 8388608 \
 mlock_limited "one line for the initial pool" 4M 1048576 \
   "heaphook: tlsf: HEAPHOOK_TLSF_MLOCK: mlock of the initial pool of 4194304 bytes failed (Cannot allocate memory; see ulimit -l); its pages are not locked, going on"
 
+# ... said by a thread with a pthread_cancel pending, which reaches no
+# cancellation point of its own: the growth it makes writes that line
+# with the allocator's lock held, and write is a cancellation point.
+# Before, the thread was unwound there with the lock taken, and main's
+# malloc after it waited forever (the alarm's status 142).
+as_limited env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
+  INITIAL_MEMPOOL_SIZE=256K ADDITIONAL_MEMPOOL_SIZE=4M HEAPHOOK_TLSF_MLOCK=1 \
+  LD_PRELOAD="$tlsf" "$probe" cancel-pending 8388608 >"$work/out" 2>"$work/err"
+rc=$?
+if [ $rc = 0 ] && [ "$(cat "$work/out")" = "thread returned; main's malloc ok" ] &&
+  [ "$(cat "$work/err")" = "heaphook: tlsf: HEAPHOOK_TLSF_MLOCK: mlock of an added pool of 4194304 bytes failed (Cannot allocate memory; see ulimit -l); its pages are not locked, going on" ]; then
+  ok "HEAPHOOK_TLSF_MLOCK, 1 MiB limit: the line from a thread with a cancel pending, and the allocator goes on"
+else
+  fail "HEAPHOOK_TLSF_MLOCK, cancel pending: status $rc, stdout '$(head -c 100 "$work/out")', stderr: $(head -c 400 "$work/err")"
+fi
+
 # The default 64M pool holds it all: no growth.
 run "$tlsf" HEAPHOOK_STATS=1 -- blocks4k 1048576
 if check_report "$work/err" "default pool, report on stderr"; then

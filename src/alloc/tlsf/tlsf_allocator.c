@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "alloc/tlsf/tlsf.h"
+#include "base/cancel.h"
 #include "base/env.h"
 #include "base/handlers.h"
 #include "base/log.h"
@@ -317,10 +318,16 @@ static bool add_pool(size_t bytes) {
      * exit that its pages could fault) */
     if (g.inited && !g.mlock_warned) {
       g.mlock_warned = true;
+      /* (under the lock, and write is a cancellation point: a thread with
+       * a cancel pending was unwound here with the lock held, and every
+       * later allocation of the process waited for it forever;
+       * base/cancel.h) */
+      int cancel = hh__cancel_off();
       hh__log(
           "tlsf: HEAPHOOK_TLSF_MLOCK: mlock of an added pool of %zu bytes failed (%s; see ulimit -l); its "
           "pages are not locked, going on",
-          mapped, strerrordesc_np(errno));
+          mapped, strerrordesc_np(g.mlock_errno));
+      hh__cancel_restore(cancel);
     }
   }
   if (tlsf_add_pool(g.tlsf, mem, bytes & ~(size_t)15) == NULL) {
@@ -920,6 +927,7 @@ static void *tlsf_op_alloc(size_t size, size_t align) {
  * releasing the lock, so that nothing else can deadlock on it). */
 static void die_double_free(const void *ptr) {
   unlock();
+  hh__cancel_off(); /* (a pending cancel acted on in the write ended the thread, not the process) */
   hh__log("tlsf: double free (or realloc of a freed block) of %p", ptr);
   abort();
 }
