@@ -2,6 +2,7 @@
  * the heaphook growth rule and its page rounding, configuration errors (the
  * exact message), mmap failure -> NULL, ownership, alignment, realloc,
  * fork safety of the priority-inheritance lock, errno, and the report. */
+#define _GNU_SOURCE /* sched_getaffinity and the CPU_* macros */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -301,6 +302,32 @@ static void child_double_free(void) {
 static void test_double_free_aborts_with_message(void **state) {
   (void)state;
   expect_double_free_abort(child_double_free);
+}
+
+/* Confined to one CPU (taskset -c N, a cpuset) on a machine of several,
+ * a thread does not spin on the lock, whose holder cannot run meanwhile:
+ * it sleeps at once. Before, the online CPUs were counted and it spun 500
+ * times (4 threads on one CPU: 3-21 s instead of 0.3 s). */
+static void child_one_cpu(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) _exit(2);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &set)) cpu++;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(2);
+  init_with(page * 4, page);
+  _exit(hh__tlsf_allocator_spin_tries() == 0 ? 0 : 3);
+}
+
+static void test_no_spin_on_one_cpu(void **state) {
+  (void)state;
+  char err[1024];
+  assert_int_equal(run_child(child_one_cpu, err, sizeof err), 0);
+  cpu_set_t set;
+  assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+  init_with(page * 4, page);
+  assert_int_equal(hh__tlsf_allocator_spin_tries(), CPU_COUNT(&set) > 1 ? 500 : 0);
 }
 
 static void test_owns_only_pool_addresses(void **state) {
@@ -887,6 +914,7 @@ int main(void) {
       T_(test_cache_frees_in_key_destructors_reach_pools),
       T_(test_cache_given_back_before_failing_or_growing),
       T_(test_cache_given_back_before_realloc_fails_or_grows),
+      T_(test_no_spin_on_one_cpu),
       T_(test_cache_double_free_aborts),
       T_(test_cache_cross_thread_double_free_aborts),
 #undef T_

@@ -20,6 +20,10 @@ const hh_allocator *hh__tlsf_allocator_get(void);
  * Returns 0 before init. */
 int hh__tlsf_allocator_check(void);
 
+/* Times a thread tries the lock before it sleeps in the kernel, set by
+ * init: 0 when the process may run on one CPU only. */
+unsigned hh__tlsf_allocator_spin_tries(void);
+
 /* Pools added after init because the pools were exhausted. */
 size_t hh__tlsf_allocator_growths(void);
 
