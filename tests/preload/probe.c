@@ -12,12 +12,17 @@
  *                   a thread with a pthread_cancel pending (it reaches no
  *                   cancellation point of its own) mallocs BYTES; then main
  *                   mallocs BYTES, with a 10 s alarm; prints whether the
- *                   thread returned or was cancelled, and main's result */
+ *                   thread returned or was cancelled, and main's result
+ *   huge BYTES [mlockall]
+ *                   (after mlockall(MCL_FUTURE) when asked) mallocs BYTES,
+ *                   writes them, and prints the AnonHugePages line of the
+ *                   mapping that holds the block, from /proc/self/smaps */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "heaphook/heaphook.h"
@@ -76,6 +81,27 @@ int main(int argc, char **argv) {
     void *p = malloc(bytes);
     printf("thread %s; main's malloc %s\n", got == PTHREAD_CANCELED ? "cancelled" : "returned",
            p != NULL ? "ok" : "NULL");
+    return 0;
+  }
+  if (argc >= 3 && strcmp(argv[1], "huge") == 0) {
+    if (argc == 4 && mlockall(MCL_FUTURE) != 0) return 4;
+    size_t bytes = strtoul(argv[2], NULL, 0);
+    char *p = malloc(bytes);
+    if (p == NULL) return 3;
+    memset(p, 1, bytes);
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (f == NULL) return 5;
+    char line[256];
+    int in = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+      unsigned long lo, hi;
+      if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+        in = (unsigned long)p >= lo && (unsigned long)p < hi;
+      } else if (in && strncmp(line, "AnonHugePages:", 14) == 0) {
+        fputs(line, stdout);
+      }
+    }
+    fclose(f);
     return 0;
   }
   if (argc >= 3 && strcmp(argv[1], "owner") == 0) {

@@ -113,6 +113,21 @@ else
   fail "HEAPHOOK_TLSF_MLOCK, cancel pending: status $rc, stdout '$(head -c 100 "$work/out")', stderr: $(head -c 400 "$work/err")"
 fi
 
+# A program that called mlockall(MCL_FUTURE), as real-time programs do, has
+# its pools on huge pages as one that did not (the 4 MiB pool added for a
+# 3 MB block: 4096 kB where the kernel has transparent huge pages, 0 kB
+# either way where it has none). Before, the pool's mapping was populated
+# by mmap itself, before it was advised MADV_HUGEPAGE: 0 kB.
+run "$tlsf" INITIAL_MEMPOOL_SIZE=64K ADDITIONAL_MEMPOOL_SIZE=4M -- huge 3000000
+plain="$(cat "$work/rc") $(cat "$work/out")"
+run "$tlsf" INITIAL_MEMPOOL_SIZE=64K ADDITIONAL_MEMPOOL_SIZE=4M -- huge 3000000 mlockall
+locked="$(cat "$work/rc") $(cat "$work/out")"
+if [ "${plain%% *}" = 0 ] && [ "$locked" = "$plain" ]; then
+  ok "mlockall(MCL_FUTURE): the added pool on huge pages as without it ($(echo $plain | tr -s ' ' | cut -d' ' -f3-4))"
+else
+  fail "mlockall(MCL_FUTURE): added pool's status and AnonHugePages: '$locked', without mlockall: '$plain'"
+fi
+
 # The default 64M pool holds it all: no growth.
 run "$tlsf" HEAPHOOK_STATS=1 -- blocks4k 1048576
 if check_report "$work/err" "default pool, report on stderr"; then

@@ -278,13 +278,23 @@ static void *map_pool(size_t mapped) {
   int saved = errno; /* a refused hint must not show in errno */
   if (g.huge && mapped >= HUGE_PAGE && mapped <= TLSF_MAX_POOL) {
     size_t span = mapped + HUGE_PAGE;
-    char *raw = mmap(NULL, span, prot, flags, -1, 0);
+    /* Inaccessible until advised: a process that called
+     * mlockall(MCL_FUTURE), as real-time programs do, has every accessible
+     * new mapping populated at once, which was on 4 KiB pages before the
+     * advice (until 2026-11-28 every pool of such a process was); made
+     * writable after it, the pool is populated on huge pages, there by
+     * mprotect, else by MADV_POPULATE_WRITE. */
+    char *raw = mmap(NULL, span, PROT_NONE, flags, -1, 0);
     if (raw == MAP_FAILED) return MAP_FAILED;
     char *mem = (char *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
     if (mem != raw) munmap(raw, (size_t)(mem - raw));
     size_t tail = span - (size_t)(mem - raw) - mapped;
     if (tail != 0) munmap(mem + mapped, tail);
     madvise(mem, mapped, MADV_HUGEPAGE); /* a hint: fine if refused */
+    if (mprotect(mem, mapped, prot) != 0) {
+      munmap(mem, mapped);
+      return MAP_FAILED;
+    }
     if (madvise(mem, mapped, MADV_POPULATE_WRITE) == 0) {
       errno = saved;
       return mem;
