@@ -121,7 +121,7 @@ expect_error "INITIAL_MEMPOOL_SIZE=1000T (cannot be mapped)" \
 # with memory to spare (before, the program ran on and its first growth
 # gave ENOMEM), where a first pool that large stops it (above).
 expect_error "ADDITIONAL_MEMPOOL_SIZE=1000T (more than the machine's memory)" \
-  "heaphook: ADDITIONAL_MEMPOOL_SIZE=1000T is more than this machine's memory: no pool that large can be added (0 never grows)" \
+  "heaphook: ADDITIONAL_MEMPOOL_SIZE=1000T is more than this machine's memory (or its cgroup's limit): no pool that large can be added (0 never grows)" \
   "$tlsf" INITIAL_MEMPOOL_SIZE=1M ADDITIONAL_MEMPOOL_SIZE=1000T
 # No pool at first and none ever added: every allocation failed (python3
 # ended with "memory exhausted").

@@ -2,15 +2,18 @@
  * formatting, environment scanning,
  * the register of heaphook's own descriptors. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,6 +22,7 @@
 #include "base/duration.h"
 #include "base/env.h"
 #include "base/log.h"
+#include "base/memory_limit.h"
 #include "base/own_fd.h"
 #include "base/quiet_write.h"
 #include "base/size.h"
@@ -290,9 +294,72 @@ static void log_cut_says_so(void **state) {
   assert_int_equal(hh__dprint_error(), 0);
 }
 
+/* Writes text to root/rel, making its directories. */
+static void put_file(const char *root, const char *rel, const char *text) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", root, rel);
+  for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
+    *p = '\0';
+    mkdir(path, 0700);
+    *p = '/';
+  }
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A container's memory limit lowers what the process may use: cgroup v2's
+ * memory.max of the group or an ancestor, v1's memory.limit_in_bytes;
+ * "max", v1's "unlimited" (2^63 less a page) and missing files are none.
+ * TLSF used the machine's physical memory alone, and a request past a
+ * container's limit met the OOM killer instead of ENOMEM. */
+static void memory_limit_follows_the_cgroup(void **state) {
+  (void)state;
+  char root[] = "/tmp/hh_memlimit_XXXXXX";
+  assert_non_null(mkdtemp(root));
+  const size_t physical = (size_t)64 << 30;
+  /* no /proc/self/cgroup: the physical memory */
+  assert_true(hh__memory_limit_under(root, physical) == physical);
+  /* v2: the group's own limit is "max", its parent's 2 GiB */
+  put_file(root, "proc/self/cgroup", "0::/system.slice/app.service\n");
+  put_file(root, "sys/fs/cgroup/system.slice/app.service/memory.max", "max\n");
+  put_file(root, "sys/fs/cgroup/system.slice/memory.max", "2147483648\n");
+  errno = 1234;
+  assert_true(hh__memory_limit_under(root, physical) == (size_t)2 << 30);
+  assert_int_equal(errno, 1234);
+  /* a smaller limit below wins; one above the physical memory is none */
+  put_file(root, "sys/fs/cgroup/system.slice/app.service/memory.max", "1073741824\n");
+  assert_true(hh__memory_limit_under(root, physical) == (size_t)1 << 30);
+  assert_true(hh__memory_limit_under(root, (size_t)512 << 20) == (size_t)512 << 20);
+  /* inside a container (cgroup namespace): "0::/" and the top's file */
+  put_file(root, "proc/self/cgroup", "0::/\n");
+  put_file(root, "sys/fs/cgroup/memory.max", "3221225472\n");
+  assert_true(hh__memory_limit_under(root, physical) == (size_t)3 << 30);
+  /* v1, the memory controller among others; the group's directory is not
+   * there (another namespace's path): the top's limit */
+  put_file(root, "proc/self/cgroup",
+           "12:pids:/docker/abc\n4:cpu,memory:/docker/abc\n1:name=systemd:/docker/abc\n0::/\n");
+  put_file(root, "sys/fs/cgroup/memory.max", "max\n");
+  put_file(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  assert_true(hh__memory_limit_under(root, physical) == physical);
+  put_file(root, "sys/fs/cgroup/memory/memory.limit_in_bytes", "536870912\n");
+  assert_true(hh__memory_limit_under(root, physical) == (size_t)512 << 20);
+  put_file(root, "sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "268435456\n");
+  assert_true(hh__memory_limit_under(root, physical) == (size_t)256 << 20);
+  /* this machine: at most its physical memory, and not 0 */
+  size_t here = hh__memory_limit();
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  assert_true(here > 0 && here <= (size_t)pages * (size_t)page);
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(log_cut_says_so),
+      cmocka_unit_test(memory_limit_follows_the_cgroup),
       cmocka_unit_test(quiet_write_keeps_the_cancel_signal_blocked),
       cmocka_unit_test(parse_size_accepts_bytes_and_suffixes),
       cmocka_unit_test(parse_size_rejects_what_is_not_a_size),

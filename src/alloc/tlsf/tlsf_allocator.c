@@ -55,6 +55,7 @@
 #include "base/env.h"
 #include "base/handlers.h"
 #include "base/log.h"
+#include "base/memory_limit.h"
 #include "base/size.h"
 
 #define DEFAULT_POOL_SIZE ((size_t)64 << 20)
@@ -357,13 +358,14 @@ static void *alloc_locked(size_t size, size_t align) {
   return align <= HH_MIN_ALIGN ? tlsf_malloc(g.tlsf, size) : tlsf_memalign(g.tlsf, align, size);
 }
 
-/* The machine's physical memory in bytes (SIZE_MAX when unknown). */
+/* The memory this process may use in bytes: the machine's physical memory,
+ * or its cgroup's limit where lower (a container's: a request past it,
+ * pre-faulted, met the OOM killer where it should fail with ENOMEM; found
+ * by a helper). SIZE_MAX when unknown. Read once, at start-up (read_config),
+ * where calls are serialized. */
 static size_t physical_memory(void) {
   static size_t physical;
-  if (physical == 0) {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    physical = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : SIZE_MAX;
-  }
+  if (physical == 0) physical = hh__memory_limit();
   return physical;
 }
 
@@ -847,6 +849,7 @@ static void check_initial_holds_a_block(size_t initial) {
 /* Reads the configuration (or the test override) into g. */
 static void read_config(void) {
   size_t initial, additional;
+  (void)physical_memory(); /* (read here, once: growth asks under the lock, from any thread) */
   if (g.overridden) {
     initial = g.cfg_initial;
     additional = g.cfg_additional;
@@ -859,8 +862,8 @@ static void read_config(void) {
      * growth failed with ENOMEM, unsaid, however much memory was free) */
     if (hh__env_get("ADDITIONAL_MEMPOOL_SIZE") != NULL && additional > physical_memory())
       hh__die(
-          "ADDITIONAL_MEMPOOL_SIZE=%s is more than this machine's memory: no pool that large can be added (0 "
-          "never grows)",
+          "ADDITIONAL_MEMPOOL_SIZE=%s is more than this machine's memory (or its cgroup's limit): no pool "
+          "that large can be added (0 never grows)",
           hh__env_get("ADDITIONAL_MEMPOOL_SIZE"));
     /* (no pool at first and none added: every allocation would fail) */
     if (initial == 0 && additional == 0)
