@@ -16,13 +16,18 @@
  *   huge BYTES [mlockall]
  *                   (after mlockall(MCL_FUTURE) when asked) mallocs BYTES,
  *                   writes them, and prints the AnonHugePages line of the
- *                   mapping that holds the block, from /proc/self/smaps */
+ *                   mapping that holds the block, from /proc/self/smaps
+ *   aslimit ROOM BYTES
+ *                   limits its address space (RLIMIT_AS) to what it has
+ *                   mapped and ROOM bytes more, then mallocs BYTES; prints
+ *                   "malloc ok" or "malloc failed" */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "heaphook/heaphook.h"
@@ -102,6 +107,21 @@ int main(int argc, char **argv) {
       }
     }
     fclose(f);
+    return 0;
+  }
+  if (argc == 4 && strcmp(argv[1], "aslimit") == 0) {
+    size_t room = strtoul(argv[2], NULL, 0), bytes = strtoul(argv[3], NULL, 0);
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages;
+    if (f == NULL || fscanf(f, "%lu", &pages) != 1) return 5;
+    fclose(f);
+    struct rlimit lim = {.rlim_cur = pages * (unsigned long)sysconf(_SC_PAGESIZE) + room};
+    lim.rlim_max = lim.rlim_cur;
+    if (setrlimit(RLIMIT_AS, &lim) != 0) return 4;
+    char *p = malloc(bytes);
+    if (p != NULL) memset(p, 1, bytes);
+    sink = p;
+    puts(p != NULL ? "malloc ok" : "malloc failed");
     return 0;
   }
   if (argc >= 3 && strcmp(argv[1], "owner") == 0) {

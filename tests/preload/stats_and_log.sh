@@ -131,6 +131,22 @@ else
   fail "mlockall(MCL_FUTURE): added pool's status and AnonHugePages: '$locked', without mlockall: '$plain'"
 fi
 
+# Growth on huge pages under an address-space limit with room for the pool
+# but not for the 2 MiB more that aligning it takes: the pool is mapped on
+# ordinary pages. Before, the growth failed and malloc gave NULL.
+run "$tlsf" INITIAL_MEMPOOL_SIZE=64K ADDITIONAL_MEMPOOL_SIZE=8M -- aslimit 9437184 3000000
+if [ "$(cat "$work/rc") $(cat "$work/out")" = "0 malloc ok" ]; then
+  ok "huge pages, ulimit -v with room for an 8 MiB pool and 1 MiB more: the pool is mapped"
+else
+  fail "huge pages under an address-space limit: status $(cat "$work/rc"), '$(cat "$work/out")', stderr $(head -c 300 "$work/err")"
+fi
+run "$tlsf" INITIAL_MEMPOOL_SIZE=64K ADDITIONAL_MEMPOOL_SIZE=8M -- aslimit 4194304 3000000
+if [ "$(cat "$work/rc") $(cat "$work/out")" = "0 malloc failed" ]; then
+  ok "ulimit -v with room for 4 MiB: no 8 MiB pool, malloc gives NULL"
+else
+  fail "address-space limit below the pool: status $(cat "$work/rc"), '$(cat "$work/out")'"
+fi
+
 # The default 64M pool holds it all: no growth.
 run "$tlsf" HEAPHOOK_STATS=1 -- blocks4k 1048576
 if check_report "$work/err" "default pool, report on stderr"; then

@@ -286,7 +286,9 @@ static void *map_pool(size_t mapped) {
      * writable after it, the pool is populated on huge pages, there by
      * mprotect, else by MADV_POPULATE_WRITE. */
     char *raw = mmap(NULL, span, PROT_NONE, flags, -1, 0);
-    if (raw == MAP_FAILED) return MAP_FAILED;
+    /* (no room for the alignment's 2 MiB more, under ulimit -v: the plain
+     * mapping below, where growth failed; found by a helper) */
+    if (raw == MAP_FAILED) goto plain;
     char *mem = (char *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
     if (mem != raw) munmap(raw, (size_t)(mem - raw));
     size_t tail = span - (size_t)(mem - raw) - mapped;
@@ -303,8 +305,9 @@ static void *map_pool(size_t mapped) {
     int err = errno;
     munmap(mem, mapped);
     if (err != EINVAL) return MAP_FAILED; /* out of memory */
-    errno = saved;
   }
+plain:
+  errno = saved;
   return mmap(NULL, mapped, prot, flags | MAP_POPULATE, -1, 0);
 }
 
