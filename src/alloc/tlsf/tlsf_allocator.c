@@ -366,10 +366,10 @@ static void *alloc_locked(size_t size, size_t align) {
  * pre-faulted, met the OOM killer where it should fail with ENOMEM; found
  * by a helper). SIZE_MAX when unknown. Read once, at start-up (read_config),
  * where calls are serialized. */
-static size_t physical_memory(void) {
-  static size_t physical;
-  if (physical == 0) physical = hh__memory_limit();
-  return physical;
+static size_t usable_memory(void) {
+  static size_t usable;
+  if (usable == 0) usable = hh__memory_limit();
+  return usable;
 }
 
 /* The pool table's last slots: a growth that finds fewer free than this
@@ -392,15 +392,15 @@ static size_t first_addition(void) {
 }
 
 /* True when the additions the growth rule would make for this request add
- * up to no more than the machine's physical memory. Pools are pre-faulted,
+ * up to no more than the memory the process may use. Pools are pre-faulted,
  * so a request no machine can hold (malloc(1 << 56)) must fail at once with
  * ENOMEM rather than fault in every doubling until the OOM killer comes. */
 static bool growth_fits_memory(size_t size, size_t align) {
-  size_t physical = physical_memory();
+  size_t usable = usable_memory();
   size_t need = size + align + TLSF_POOL_OVERHEAD + 64; /* enough to hold the block */
   size_t addition = first_addition(), total = 0;
   for (;;) {
-    if (__builtin_add_overflow(total, addition, &total) || total > physical) return false;
+    if (__builtin_add_overflow(total, addition, &total) || total > usable) return false;
     if (addition >= need) return true;
     if (addition > SIZE_MAX / 2) return false;
     addition *= 2;
@@ -852,7 +852,7 @@ static void check_initial_holds_a_block(size_t initial) {
 /* Reads the configuration (or the test override) into g. */
 static void read_config(void) {
   size_t initial, additional;
-  (void)physical_memory(); /* (read here, once: growth asks under the lock, from any thread) */
+  (void)usable_memory(); /* (read here, once: growth asks under the lock, from any thread) */
   if (g.overridden) {
     initial = g.cfg_initial;
     additional = g.cfg_additional;
@@ -863,7 +863,7 @@ static void read_config(void) {
     additional = env_size("ADDITIONAL_MEMPOOL_SIZE", initial != 0 ? initial : DEFAULT_POOL_SIZE);
     /* (pools are pre-faulted: such an addition is never made, and every
      * growth failed with ENOMEM, unsaid, however much memory was free) */
-    if (hh__env_get("ADDITIONAL_MEMPOOL_SIZE") != NULL && additional > physical_memory())
+    if (hh__env_get("ADDITIONAL_MEMPOOL_SIZE") != NULL && additional > usable_memory())
       hh__die(
           "ADDITIONAL_MEMPOOL_SIZE=%s is more than this machine's memory (or its cgroup's limit): no pool "
           "that large can be added (0 never grows)",
