@@ -63,12 +63,11 @@ static const char usage[] =
  * environment's without a word: HEAPHOOK_TRACE_SAMPLE=512K heaphook run
  * traced every event. A bad value is refused before the program starts, in
  * one line; HEAPHOOK_RECORD other than trace is said to be replaced. */
-static int from_environment(const char **output, const char **sample, bool sample_given, bool *stacks,
-                            bool stacks_given) {
+static int from_environment(const char **output, const char **sample, bool *stacks) {
   const char *e = getenv("HEAPHOOK_OUTPUT");
   if (!*output && e && *e) *output = e;
   e = getenv("HEAPHOOK_TRACE_SAMPLE");
-  if (!sample_given && e && *e) {
+  if (!*sample && e && *e) {
     size_t v;
     if (hh__parse_size(e, &v) != 0) {
       hh_cli_error("run", "HEAPHOOK_TRACE_SAMPLE=%s: expected a size in bytes such as 512K (0: every event)",
@@ -82,7 +81,7 @@ static int from_environment(const char **output, const char **sample, bool sampl
     *sample = v ? e : NULL;
   }
   e = getenv("HEAPHOOK_TRACE_STACKS");
-  if (!stacks_given && e && *e && hh__parse_bool(e, stacks) != 0) {
+  if (*stacks && e && *e && hh__parse_bool(e, stacks) != 0) {
     hh_cli_error("run", "HEAPHOOK_TRACE_STACKS=%s: expected 1 or 0 (true/false, yes/no, on/off)", e);
     return -1;
   }
@@ -171,7 +170,7 @@ int hh_cmd_run(int argc, char **argv) {
       {NULL, 0, NULL, 0},
   };
   const char *output = NULL, *sample = NULL;
-  bool stacks = true, sample_given = false, stacks_given = false;
+  bool stacks = true;
   opterr = 0;
   optind = 1;
   int c;
@@ -195,12 +194,10 @@ int hh_cmd_run(int argc, char **argv) {
           return hh_cli_usage_error("run", usage, "--sample %s: a period of at most 65536T (2^56 bytes)",
                                     optarg);
         sample = optarg;
-        sample_given = true;
         break;
       }
       case 'n':
         stacks = false;
-        stacks_given = true;
         break;
       case 'h':
         fputs(usage, stdout);
@@ -214,7 +211,7 @@ int hh_cmd_run(int argc, char **argv) {
   }
   if (optind >= argc) return hh_cli_usage_error("run", usage, "no program given");
   char **prog = argv + optind;
-  if (from_environment(&output, &sample, sample_given, &stacks, stacks_given) != 0) return HH_EXIT_USAGE;
+  if (from_environment(&output, &sample, &stacks) != 0) return HH_EXIT_USAGE;
 
   char real[PATH_MAX], lib[PATH_MAX], why[PATH_MAX + 128];
   if (hh_run_find_library(real, sizeof real, why, sizeof why) != 0) {
