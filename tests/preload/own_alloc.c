@@ -47,24 +47,33 @@ static char *base(void) {
 
 /* A block of size bytes aligned to align (a power of two >= 16), with
  * 16-31 bytes to spare, as an allocator's size classes leave (its usable
- * size: malloc_usable_size(malloc(100)) is 128). */
-static void *take(size_t size, size_t align) {
+ * size: malloc_usable_size(malloc(100)) is 128); off bytes past that
+ * alignment (8: see small). */
+static void *take_off(size_t size, size_t align, size_t off) {
   char *r = base();
   if (r == NULL || size > REGION) return NULL;
   size = (size + 16 + 15) & ~(size_t)15;
-  size_t need = sizeof(header) + align + size;
+  size_t need = sizeof(header) + align + off + size;
   size_t at = atomic_fetch_add(&used, (need + 15) & ~(size_t)15);
   if (at + need > REGION) {
     errno = ENOMEM;
     return NULL;
   }
-  uintptr_t user = ((uintptr_t)(r + at) + sizeof(header) + align - 1) & ~(uintptr_t)(align - 1);
+  uintptr_t user = (((uintptr_t)(r + at) + sizeof(header) + align - 1) & ~(uintptr_t)(align - 1)) + off;
   header *h = (header *)user - 1;
   h->size = size;
   h->magic = MAGIC;
   atomic_fetch_add(&served, 1);
   return (void *)user;
 }
+
+static void *take(size_t size, size_t align) { return take_off(size, align, 0); }
+
+/* malloc, calloc and realloc's block of size bytes (> 0): 8 bytes off a
+ * multiple of 16 up to 8 bytes, as jemalloc, tcmalloc and mimalloc serve
+ * those from an 8-byte size class (heaphook must not hand such a block
+ * to aligned_alloc(16, 1): own_alloc_prog.c). */
+static void *small(size_t size) { return take_off(size, 16, size <= 8 ? 8 : 0); }
 
 /* True when p lies in a block of this allocator (heaphook may hand the
  * program a pointer a prefix into it). */
@@ -91,7 +100,7 @@ static void release(void *p) {
 
 static size_t usable(void *p) { return p != NULL ? ((header *)p - 1)->size : 0; }
 
-EXPORT void *malloc(size_t size) { return take(size ? size : 1, 16); }
+EXPORT void *malloc(size_t size) { return small(size ? size : 1); }
 
 EXPORT void free(void *p) { release(p); }
 
@@ -101,13 +110,13 @@ EXPORT void *calloc(size_t n, size_t size) {
     errno = ENOMEM;
     return NULL;
   }
-  return take(total ? total : 1, 16); /* (mmap'ed pages, never reused: zero) */
+  return small(total ? total : 1); /* (mmap'ed pages, never reused: zero) */
 }
 
 EXPORT size_t malloc_usable_size(void *p) { return usable(p); }
 
 EXPORT void *realloc(void *p, size_t size) {
-  void *q = take(size ? size : 1, 16);
+  void *q = small(size ? size : 1);
   if (p == NULL || q == NULL) return q;
   size_t old = usable(p);
   memcpy(q, p, old < size ? old : size);

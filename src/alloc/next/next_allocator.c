@@ -38,17 +38,27 @@ static atomic_bool found;
  * hh_allocator_of. */
 static char name[64];
 
+/* The size to ask for: at least HH_MIN_ALIGN bytes. jemalloc, tcmalloc
+ * and mimalloc serve 1 to 8 bytes from an 8-byte size class, 8-aligned
+ * only, and allocator.h promises HH_MIN_ALIGN for every block: until
+ * 2026-11-28 aligned_alloc(16, 1), posix_memalign(&p, 16, 8) and
+ * memalign(16, 8) (served as a malloc, api.c) gave the program a block
+ * 8 bytes off 16 under tcmalloc or mimalloc, with no recorder or with
+ * the tracer in full (preload.own_allocator). From 9 bytes on, their
+ * blocks are 16-aligned. */
+static inline size_t at_least_min(size_t size) { return size < HH_MIN_ALIGN ? HH_MIN_ALIGN : size; }
+
 static void *next_alloc(size_t size, size_t align) {
-  if (align <= HH_MIN_ALIGN) return next.malloc(size);
+  if (align <= HH_MIN_ALIGN) return next.malloc(at_least_min(size));
   void *p;
   return next.posix_memalign(&p, align, size) == 0 ? p : NULL;
 }
 
 static void next_dealloc(void *ptr) { next.free(ptr); }
 
-static void *next_alloc_zeroed(size_t size) { return next.calloc(1, size); }
+static void *next_alloc_zeroed(size_t size) { return next.calloc(1, at_least_min(size)); }
 
-static void *next_realloc(void *ptr, size_t new_size) { return next.realloc(ptr, new_size); }
+static void *next_realloc(void *ptr, size_t new_size) { return next.realloc(ptr, at_least_min(new_size)); }
 
 static size_t next_block_size(void *ptr) { return next.usable_size(ptr); }
 
