@@ -80,6 +80,17 @@ int main(int argc, char **argv) {
   free(a16);
   free(m16);
   free(p16);
+  /* A size that is a multiple of the alignment, which the allocator's
+   * posix_memalign (heaphook's way to it) serves off that alignment, as
+   * mimalloc 2.0.9's does up to 1024 bytes (C++ aligned new rounds every
+   * size up so: preload.cxx_new_delete_own_allocator's new of an
+   * alignas(256) struct) */
+  void *a256 = aligned_alloc(256, 256), *m512 = memalign(512, 1024);
+  __asm__("" : "+r"(a256), "+r"(m512));
+  check(a256 != NULL && m512 != NULL && ((unsigned long)a256 & 255) == 0 && ((unsigned long)m512 & 511) == 0,
+        "aligned_alloc(256, 256) and memalign(512, 1024) are aligned");
+  free(a256);
+  free(m512);
   /* made by the allocator's own entry point, freed through the program's
    * free: it must go back to the allocator, whoever serves malloc */
   long before = own_alloc_released();
