@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "base/dl_quiet.h"
 #include "base/log.h"
 #include "guard.h"
 #include "own.h"
@@ -144,12 +145,12 @@ static void *runtime_nothrow(int op) {
   if (op != NEW_NOTHROW && op != NEW_ARRAY_NOTHROW && op != NEW_ALIGNED_NOTHROW &&
       op != NEW_ARRAY_ALIGNED_NOTHROW)
     return NULL;
-  void *anchor = dlsym(RTLD_DEFAULT, "_ZSt15get_new_handlerv");
+  void *anchor = hh__dlsym_quiet(RTLD_DEFAULT, "_ZSt15get_new_handlerv");
   Dl_info info;
   if (anchor == NULL || dladdr(anchor, &info) == 0 || info.dli_fname == NULL) return NULL;
-  void *runtime = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  void *runtime = hh__dlopen_quiet(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
   if (runtime == NULL) return NULL;
-  void *fn = dlsym(runtime, names[op]);
+  void *fn = hh__dlsym_quiet(runtime, names[op]);
   if (fn != NULL && !same_library(fn, anchor)) fn = NULL;
   dlclose(runtime);
   return fn;
@@ -176,8 +177,8 @@ static __attribute__((noinline, cold)) void *decide(enum op op) {
     hh_guard guard = hh__guard_enter();
     void *found[N_OPS], *global[N_OPS];
     for (int i = 0; i < N_OPS; i++) {
-      found[i] = dlsym(RTLD_NEXT, names[i]);
-      global[i] = dlsym(RTLD_DEFAULT, names[i]);
+      found[i] = hh__dlsym_quiet(RTLD_NEXT, names[i]);
+      global[i] = hh__dlsym_quiet(RTLD_DEFAULT, names[i]);
     }
     /* An allocator's operators are used as they are when heaphook has
      * nothing to see (HH_PATH_NEXT: no recorder): served here, a tcmalloc
@@ -251,14 +252,14 @@ typedef void (*new_handler)(void);
  * these frames (C code has unwind tables on x86-64). The nothrow forms
  * come here only with no C++ runtime loaded to catch it (runtime_nothrow). */
 static bool out_of_memory(bool nothrow) {
-  new_handler (*get)(void) = (new_handler(*)(void))dlsym(RTLD_DEFAULT, "_ZSt15get_new_handlerv");
+  new_handler (*get)(void) = (new_handler(*)(void))hh__dlsym_quiet(RTLD_DEFAULT, "_ZSt15get_new_handlerv");
   new_handler h = get != NULL ? get() : NULL;
   if (h != NULL) {
     h();
     return true;
   }
   if (nothrow) return false;
-  void (*throw_bad_alloc)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "_ZSt17__throw_bad_allocv");
+  void (*throw_bad_alloc)(void) = (void (*)(void))hh__dlsym_quiet(RTLD_DEFAULT, "_ZSt17__throw_bad_allocv");
   if (throw_bad_alloc != NULL) throw_bad_alloc();
   hh__log("operator new: out of memory, and no C++ runtime to throw std::bad_alloc");
   abort();

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/dl_quiet.h"
 #include "base/glibc.h"
 #include "base/handlers.h"
 #include "base/log.h"
@@ -357,9 +358,9 @@ bool hh__in_this_library(const void *sym) {
 
 /* The malloc the library at path defines itself (own.h). */
 void *hh__malloc_of(const char *path) {
-  void *lib = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+  void *lib = hh__dlopen_quiet(path, RTLD_LAZY | RTLD_NOLOAD);
   if (lib == NULL) return NULL;
-  void *m = dlsym(lib, "malloc"); /* (its own, or one of its dependencies') */
+  void *m = hh__dlsym_quiet(lib, "malloc"); /* (its own, or one of its dependencies') */
   Dl_info at;
   bool own = m != NULL && dladdr(m, &at) != 0 && at.dli_fname != NULL && strcmp(at.dli_fname, path) == 0;
   dlclose(lib);
@@ -402,7 +403,7 @@ static const char *first_malloc_library(void) {
  * copy of the hook (loaded by libheaphook.so, whose malloc the program
  * has: no other heaphook library is found first then). */
 static void say_malloc_is_elsewhere(void *def) {
-  if (!hh__in_this_library(dlsym(RTLD_DEFAULT, "hh_allocator_of"))) return;
+  if (!hh__in_this_library(hh__dlsym_quiet(RTLD_DEFAULT, "hh_allocator_of"))) return;
   Dl_info at;
   const ElfW(Sym) *sym = NULL;
   if (dladdr1(def, &at, (void **)&sym, RTLD_DL_SYMENT) == 0) return;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/dl_quiet.h"
 #include "base/glibc.h"
 #include "base/log.h"
 
@@ -103,7 +104,7 @@ static const hh_allocator next_allocator = {
 /* The definition of sym after heaphook's, from the library at base: NULL
  * when that library has none (the lookup went on to another one). */
 static void *from(const char *sym, void *base) {
-  void *fn = dlsym(RTLD_NEXT, sym);
+  void *fn = hh__dlsym_quiet(RTLD_NEXT, sym);
   Dl_info info;
   if (fn == NULL || dladdr(fn, &info) == 0 || info.dli_fbase != base) return NULL;
   return fn;
@@ -113,9 +114,9 @@ static void *from(const char *sym, void *base) {
  * __libc_malloc & co. may be another allocator's (tcmalloc defines them,
  * to stand in for glibc's internal calls). */
 static void *libc_base(void) {
-  void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  void *libc = hh__dlopen_quiet("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
   if (libc == NULL) return NULL;
-  void *m = dlsym(libc, "malloc");
+  void *m = hh__dlsym_quiet(libc, "malloc");
   Dl_info info;
   void *base = m != NULL && dladdr(m, &info) != 0 ? info.dli_fbase : NULL;
   dlclose(libc);
@@ -124,7 +125,7 @@ static void *libc_base(void) {
 
 const hh_allocator *hh__next_allocator_find(void) {
   if (atomic_load(&found)) return &next_allocator;
-  void *m = dlsym(RTLD_NEXT, "malloc");
+  void *m = hh__dlsym_quiet(RTLD_NEXT, "malloc");
   Dl_info info;
   if (m == NULL || dladdr(m, &info) == 0 || info.dli_fbase == libc_base()) return NULL;
   /* Another heaphook library preloaded after this one: left alone, as
