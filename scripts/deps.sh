@@ -6,8 +6,8 @@
 set -eu
 
 build="gcc g++ make cmake pkg-config libcmocka-dev libunwind-dev libzstd-dev libdw-dev libelf-dev clang libclang-rt-14-dev libcairo2-dev zlib1g-dev libxxhash-dev"
-check="$build python3 perl git sqlite3 xz-utils gawk binutils chromium nodejs valgrind protobuf-compiler poppler-utils"
-bench="$check libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 heaptrack time liblz4-dev"
+check="$build python3 perl git sqlite3 xz-utils gawk binutils chromium nodejs valgrind protobuf-compiler poppler-utils libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0"
+bench="$check heaptrack time liblz4-dev"
 
 case "${1:-build}" in
   build) want=$build ;;
