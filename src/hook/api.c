@@ -105,6 +105,18 @@ static void tell_call(hh_fn fn) {
     if (hh__rt.n_on_call != 0 && recording()) tell_call(fn); \
   } while (0)
 
+/* An allocation's call, which may be the one that starts the hook: the
+ * process's first, often from a library's constructor that runs before
+ * heaphook's (libstdc++'s emergency pool in every C++ program). It was
+ * left out of HEAPHOOK_RECORD=counts, which starts with the hook, while
+ * the tracer, told after the start, had it: malloc one short of the
+ * trace's until 2026-11-28 (preload.counts_match_trace). */
+#define NOTE_ALLOC_CALL(fn)                                                                        \
+  do {                                                                                             \
+    if (unlikely(atomic_load_explicit(&hh__state, memory_order_relaxed) != HH_READY)) hh__start(); \
+    NOTE_CALL(fn);                                                                                 \
+  } while (0)
+
 /* After an allocation (recording): the recorders of every event, then,
  * when the sampler picked the block (weight != 0), the sampled recorders. */
 static void note_alloc(hh_fn fn, void *user, size_t size, size_t align, uint64_t weight) {
@@ -229,12 +241,12 @@ static void *malloc_as(hh_fn fn, size_t size) {
 }
 
 void *hh__malloc(size_t size) {
-  NOTE_CALL(HH_FN_MALLOC);
+  NOTE_ALLOC_CALL(HH_FN_MALLOC);
   return malloc_as(HH_FN_MALLOC, size);
 }
 
 void *hh__calloc(size_t nmemb, size_t size) {
-  NOTE_CALL(HH_FN_CALLOC);
+  NOTE_ALLOC_CALL(HH_FN_CALLOC);
   size_t total;
   if (unlikely(__builtin_mul_overflow(nmemb, size, &total) || total > MAX_REQUEST)) return fail(ENOMEM);
   return alloc_block(HH_FN_CALLOC, total == 0 ? 1 : total, total, 1, true);
@@ -252,17 +264,17 @@ static void *memalign_as(hh_fn fn, size_t align, size_t size, size_t asked) {
 }
 
 void *hh__memalign(size_t align, size_t size) {
-  NOTE_CALL(HH_FN_MEMALIGN);
+  NOTE_ALLOC_CALL(HH_FN_MEMALIGN);
   return memalign_as(HH_FN_MEMALIGN, align, size, size);
 }
 
 void *hh__aligned_alloc(size_t align, size_t size) {
-  NOTE_CALL(HH_FN_ALIGNED_ALLOC);
+  NOTE_ALLOC_CALL(HH_FN_ALIGNED_ALLOC);
   return memalign_as(HH_FN_ALIGNED_ALLOC, align, size, size);
 }
 
 int hh__posix_memalign(void **out, size_t align, size_t size) {
-  NOTE_CALL(HH_FN_POSIX_MEMALIGN);
+  NOTE_ALLOC_CALL(HH_FN_POSIX_MEMALIGN);
   if (align == 0 || align % sizeof(void *) != 0 || (align & (align - 1)) != 0) return EINVAL;
   int saved = errno;
   void *p = memalign_as(HH_FN_POSIX_MEMALIGN, align, size, size);
@@ -275,12 +287,12 @@ int hh__posix_memalign(void **out, size_t align, size_t size) {
 static size_t page_size(void) { return hh__rt.page != 0 ? hh__rt.page : 4096; }
 
 void *hh__valloc(size_t size) {
-  NOTE_CALL(HH_FN_VALLOC);
+  NOTE_ALLOC_CALL(HH_FN_VALLOC);
   return memalign_as(HH_FN_VALLOC, page_size(), size, size);
 }
 
 void *hh__pvalloc(size_t size) {
-  NOTE_CALL(HH_FN_PVALLOC);
+  NOTE_ALLOC_CALL(HH_FN_PVALLOC);
   size_t page = page_size();
   if (unlikely(size > MAX_REQUEST)) return fail(ENOMEM);
   size_t rounded = size == 0 ? page : (size + page - 1) & ~(page - 1);
@@ -435,12 +447,12 @@ static void *realloc_as(hh_fn fn, void *ptr, size_t size) {
 }
 
 void *hh__realloc(void *ptr, size_t size) {
-  NOTE_CALL(HH_FN_REALLOC);
+  NOTE_ALLOC_CALL(HH_FN_REALLOC);
   return realloc_as(HH_FN_REALLOC, ptr, size);
 }
 
 void *hh__reallocarray(void *ptr, size_t nmemb, size_t size) {
-  NOTE_CALL(HH_FN_REALLOCARRAY);
+  NOTE_ALLOC_CALL(HH_FN_REALLOCARRAY);
   size_t total;
   if (__builtin_mul_overflow(nmemb, size, &total)) return fail(ENOMEM);
   return realloc_as(HH_FN_REALLOCARRAY, ptr, total);
