@@ -395,12 +395,25 @@ int hh_pprof_encode(const hh_profile *p, const hh_trace_module *const *modules, 
   return encode(p, modules, nmodules, comment, NULL, NULL, out, size) == 0 ? 0 : -1;
 }
 
+/* The gzip stream a Profile goes to, and the errno of the write that
+ * failed (0: none): taken when it fails, as what encode does after that
+ * (symbolizing) may set errno for its own reasons. */
+typedef struct gz_out {
+  gzFile gz;
+  int error;
+} gz_out;
+
 static int gz_sink(void *arg, const uint8_t *data, size_t size) {
+  gz_out *o = arg;
   size_t done = 0;
   while (done < size) {
     unsigned chunk = size - done > (1u << 30) ? 1u << 30 : (unsigned)(size - done);
-    int n = gzwrite(arg, data + done, chunk);
-    if (n <= 0) return -1;
+    errno = 0;
+    int n = gzwrite(o->gz, data + done, chunk);
+    if (n <= 0) {
+      o->error = errno ? errno : EIO;
+      return -1;
+    }
     done += (size_t)n;
   }
   return 0;
@@ -411,20 +424,23 @@ int hh_write_pprof(const char *path, const hh_profile *p, const hh_trace_module 
   /* Level 6, gzip's default: level 9 took 30 times as long as the whole
    * analysis on a trace of 800,000 deep stacks (~95% of it in zlib) for
    * an output ~13% smaller. */
-  gzFile gz = gzopen(path, "wb6");
-  if (!gz) {
+  gz_out o = {.gz = gzopen(path, "wb6")};
+  if (!o.gz) {
     snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno ? errno : ENOMEM));
     return -1;
   }
+  int rc = encode(p, modules, nmodules, comment, gz_sink, &o, NULL, NULL);
   errno = 0;
-  int rc = encode(p, modules, nmodules, comment, gz_sink, gz, NULL, NULL);
-  int saved = errno;
-  if (gzclose(gz) != Z_OK && rc == 0) rc = -2;
+  /* (a small Profile is all in zlib's buffer until here) */
+  if (gzclose(o.gz) != Z_OK && rc == 0) {
+    rc = -2;
+    o.error = errno ? errno : EIO;
+  }
   if (rc != 0) {
     if (rc == -1)
       snprintf(err, err_size, "out of memory");
     else
-      snprintf(err, err_size, "cannot write %s: %s", path, strerror(saved ? saved : errno ? errno : EIO));
+      snprintf(err, err_size, "cannot write %s: %s", path, strerror(o.error ? o.error : EIO));
     struct stat st; /* no half-written file left; never a device or pipe */
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) unlink(path);
   }

@@ -234,6 +234,16 @@ case $case_name in
     "$hh" flame -o full.folded t.hhtrace 2>err
     expect_rc 1 $? "flame to /dev/full"
     [ "$(cat err)" = "heaphook flame: cannot write full.folded: No space left on device" ] || fail "flame: $(cat err)"
+    # each export format, with the reason the write failed (pprof said
+    # "Invalid argument", an errno left over from symbolizing, when its
+    # gzip stream failed at gzclose)
+    for f in massif pprof speedscope; do
+      ln -sf /dev/full "full.$f"
+      "$hh" export -f $f -o "full.$f" t.hhtrace 2>err
+      expect_rc 1 $? "export $f to /dev/full"
+      [ "$(cat err)" = "heaphook export: cannot write full.$f: No space left on device" ] || fail "export $f: $(cat err)"
+      [ -L "full.$f" ] || fail "export $f removed the link full.$f"
+    done
     # -o naming the trace being read: refused, the trace intact (before,
     # it was overwritten)
     cp t.hhtrace same.svg
