@@ -316,7 +316,7 @@ const hh_event *hh_ticks_span(hh_ticks *t, size_t *len) {
   if (t->ncarry) { /* a run cut by the last batch's end: what of it this batch holds */
     size_t j = t->at;
     while (j < t->n && e[j].time == t->carry[0].time) j++;
-    carry_append(t, e + t->at, j - t->at);
+    if (j > t->at) carry_append(t, e + t->at, j - t->at); /* (e is NULL in an empty last batch) */
     t->at = j;
     if (j == t->n && !t->last && t->ncarry < HH_TICKS_RUN_MAX) return NULL;
     resolve(t, t->carry, t->ncarry);

@@ -66,5 +66,18 @@ int main(int argc, char **argv) {
   tb_chunk_end(&b, HH_CHUNK_RAW);
   save(argv[1], "sampled_two_threads", &b, b.len);
   tb_free_all(&b);
+  /* Two threads' allocations at one time, the trace's last events: the
+   * analysis reorders that run after the last batch (an empty one). */
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 1, 5);
+  tb_thread(&b, 1, 100, "a");
+  tb_alloc(&b, 0, 5, 0x1000, 8, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 2, 5);
+  tb_thread(&b, 2, 101, "b");
+  tb_alloc(&b, 0, 5, 0x2000, 8, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  save(argv[1], "same_time_at_the_end", &b, b.len);
+  tb_free_all(&b);
   return 0;
 }
