@@ -82,11 +82,11 @@ const char *hh_cli_duration(char *buf, size_t size, uint64_t ns);
 /* Opens a trace; on failure prints the reader's one-line message and
  * returns NULL. */
 hh_reader *hh_cli_open_trace(const char *cmd, const char *path);
-/* After reading: prints the reader's status message when it is not OK.
- * Returns the exit status it implies: 0 for a complete trace or one with no
- * END record (a killed program's), 1 for a cut short or damaged one. */
-int hh_cli_report_status(const char *cmd, const hh_reader *r);
-/* The same, the message after "NAME: " (diff's two traces: which is it). */
+/* After reading: prints the reader's status message when it is not OK,
+ * after "NAME: " (the trace's path; diff's "A (path)"), as an error that
+ * the trace cannot be opened names it. Returns the exit status it implies:
+ * 0 for a complete trace or one with no END record (a killed program's),
+ * 1 for a cut short or damaged one. */
 int hh_cli_report_status_of(const char *cmd, const char *name, const hh_reader *r);
 
 #endif

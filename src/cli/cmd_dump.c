@@ -222,7 +222,7 @@ int hh_cmd_dump(int argc, char **argv) {
     }
   }
   fflush(out);
-  int rc = hh_cli_report_status("dump", r);
+  int rc = hh_cli_report_status_of("dump", path, r);
   if (m && hh_merge_late(m))
     hh_cli_error("dump", "warning: %" PRIu64 " event%s came too late to be put in time order",
                  hh_merge_late(m), hh_cli_s(hh_merge_late(m)));

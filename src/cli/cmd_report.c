@@ -398,7 +398,7 @@ int hh_cmd_report(int argc, char **argv) {
   else
     text_report(&c, path);
   fflush(stdout);
-  rc = hh_cli_report_status("report", l.reader);
+  rc = hh_cli_report_status_of("report", path, l.reader);
   hh_loaded_free(&l);
   return rc;
 }

@@ -131,7 +131,7 @@ int hh_load(const char *cmd, const char *path, const hh_load_options *opt, hh_lo
   }
   out->analysis = hh_analyze(out->reader, &aopt);
   if (side) out->sym = warm_end(side, w, out->reader, opt);
-  if (!opt->status_later) out->status = hh_cli_report_status(cmd, out->reader);
+  if (!opt->status_later) out->status = hh_cli_report_status_of(cmd, path, out->reader);
   out->command = command_line(out->reader, path, &out->has_command);
   if (!out->command) goto oom;
   if (opt->symbols || opt->profile) {

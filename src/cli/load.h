@@ -11,7 +11,7 @@ typedef struct hh_load_options {
   bool symbols;        /* l->sym: a symbolizer that knows the trace's modules */
   bool profile;        /* l->profile: every site's stack symbolized (implies symbols) */
   bool peak_blocks;    /* hh_analyze_options.peak_blocks: the blocks live at the peak */
-  bool status_later;   /* the caller prints the trace's status (hh_cli_report_status) after its output */
+  bool status_later;   /* the caller prints the trace's status (hh_cli_report_status_of) after its output */
   hh_sym_warn_fn warn; /* the symbolizer's warnings (NULL: its default) */
   void *warn_arg;
 } hh_load_options;
@@ -23,7 +23,7 @@ typedef struct hh_loaded {
   hh_profile profile; /* with profile only */
   char *command;      /* the recorded command line, or the trace's path */
   bool has_command;   /* whether the trace recorded its command line */
-  int status;         /* exit status the trace implies (hh_cli_report_status); 0 with status_later */
+  int status;         /* exit status the trace implies (hh_cli_report_status_of); 0 with status_later */
 } hh_loaded;
 
 /* Returns 0, or an exit status (after printing why) when nothing could be

@@ -272,10 +272,6 @@ hh_reader *hh_cli_open_trace(const char *cmd, const char *path) {
   return r;
 }
 
-int hh_cli_report_status(const char *cmd, const hh_reader *r) {
-  return hh_cli_report_status_of(cmd, NULL, r);
-}
-
 int hh_cli_report_status_of(const char *cmd, const char *name, const hh_reader *r) {
   const char *sep = name ? ": " : "";
   if (!name) name = "";

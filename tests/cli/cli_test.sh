@@ -681,14 +681,14 @@ PY
     head -c $((size - 3)) t.hhtrace >cut.hhtrace
     "$hh" dump cut.hhtrace >out 2>err
     expect_rc 1 $? "dump of a cut trace"
-    expect_in err "heaphook dump: trace cut short after 2 chunks; the rest of the run is missing"
+    expect_line err "heaphook dump: cut.hhtrace: trace cut short after 2 chunks; the rest of the run is missing"
     grep -q '^alloc ' out || fail "a cut trace shows what it has"
     # a flipped byte in the last chunk's payload
     cp t.hhtrace bad.hhtrace
     printf 'Z' | dd of=bad.hhtrace bs=1 seek=$((size - 2)) conv=notrunc 2>/dev/null
     "$hh" dump bad.hhtrace >out 2>err
     expect_rc 1 $? "dump of a damaged trace"
-    expect_in err "heaphook dump: trace damaged at byte offset "
+    expect_in err "heaphook dump: bad.hhtrace: trace damaged at byte offset "
     # A changed header field (the clock's rate, byte 24; the pid, byte 16):
     # refused by the header's checksum. Before, the trace read as whole,
     # with wrong times (or the wrong pid) in every report.

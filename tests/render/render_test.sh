@@ -101,7 +101,7 @@ case $case_name in
     cp t.hhtrace cut.hhtrace && truncate -s -5 cut.hhtrace
     "$hh" plot -o cut.pdf cut.hhtrace 2>err
     expect_rc 1 $? "plot of a trace cut short"
-    expect_in err "heaphook plot: trace cut short after"
+    expect_in err "heaphook plot: cut.hhtrace: trace cut short after"
     pdftotext cut.pdf cut.txt || fail "pdftotext (cut short)"
     expect_in cut.txt "error: trace cut short after"
     expect_in cut.txt "still in use where the trace ends"

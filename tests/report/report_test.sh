@@ -210,7 +210,7 @@ eq("changed", (d["sites_changed"], d["sites"]), (0, []))
     head -c 80 a.hhtrace >cut.hhtrace
     "$hh" report --json cut.hhtrace >cut.json 2>err
     expect_rc 1 $? "report --json of a trace cut in its first chunk"
-    expect_in err "heaphook report: trace cut short after 0 chunks"
+    expect_in err "heaphook report: cut.hhtrace: trace cut short after 0 chunks"
     json_check cut.json '
 eq("status", d["trace"]["status"], "cut_short")
 eq("events", (d["totals"]["events"], d["totals"]["allocations"]), (0, 0))
@@ -253,7 +253,7 @@ eq("totals a", d["totals"]["a"]["allocations"], 3 + 100 + 5 + 6)
     "$hh" report cut.hhtrace >cut.txt 2>cut.err
     expect_rc 1 $? "report on a trace cut short"
     expect_in cut.txt "error: trace cut short after "
-    expect_in cut.err "heaphook report: trace cut short after "
+    expect_in cut.err "heaphook report: cut.hhtrace: trace cut short after "
     "$hh" report --json cut.hhtrace >cut.json 2>/dev/null
     expect_rc 1 $? "report --json on a trace cut short"
     json_check cut.json 'eq("status", d["trace"]["status"], "cut_short"); assert "cut short" in d["trace"]["message"]'
@@ -277,7 +277,7 @@ PY
     "$hh" report damaged.hhtrace >dmg.txt 2>dmg.err
     rc=$?
     expect_rc 1 $rc "report on a damaged trace"
-    expect_in dmg.err "trace damaged at byte offset 64"
+    expect_in dmg.err "heaphook report: damaged.hhtrace: trace damaged at byte offset 64"
     printf 'not a trace at all, just some text\n' >text.hhtrace
     "$hh" report text.hhtrace >/dev/null 2>err
     expect_rc 1 $? "report on a text file"
