@@ -111,10 +111,10 @@ static void tell_call(hh_fn fn) {
  * left out of HEAPHOOK_RECORD=counts, which starts with the hook, while
  * the tracer, told after the start, had it: malloc one short of the
  * trace's until 2026-11-28 (preload.counts_match_trace). */
-#define NOTE_ALLOC_CALL(fn)                                                                        \
-  do {                                                                                             \
-    if (unlikely(atomic_load_explicit(&hh__state, memory_order_relaxed) != HH_READY)) hh__start(); \
-    NOTE_CALL(fn);                                                                                 \
+#define NOTE_ALLOC_CALL(fn) \
+  do {                      \
+    (void)hh__start();      \
+    NOTE_CALL(fn);          \
   } while (0)
 
 /* After an allocation (recording): the recorders of every event, then,
