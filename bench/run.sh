@@ -18,8 +18,9 @@
 # BENCH_LAT_ITERS (5000000), BENCH_LAT_WARMUP (1000000), BENCH_LAT_REPS (5),
 # BENCH_SCALE_ITERS (2000000 per thread), BENCH_SCALE_REPS (3),
 # BENCH_THREADS ("1 2 4 ..." up to nproc), BENCH_PEER_DIR
-# (/usr/lib/x86_64-linux-gnu), BENCH_SKIP ("overhead latency scaling trace
-# sites deep sample cxx codec report": any of these words skips that part);
+# (/usr/lib/x86_64-linux-gnu), BENCH_NO_BUILD (build nothing, see below),
+# BENCH_SKIP ("overhead latency scaling trace threads sites deep sample cxx
+# codec report": any of these words skips that part);
 # bench/sample_pair_bench.sh's SAMPLE_PAIR_ROUNDS (8), with bench/pair_ab.sh's
 # PAIR_ITERS (10000000) and PAIR_CPUS ("0 1").
 set -eu
@@ -61,8 +62,12 @@ log() { echo "bench: $*" >&2; }
 # The bench programs: a build directory configured before bench/ existed
 # does not know them yet.
 TARGETS="hh_bench_overhead hh_bench_latency hh_bench_noise hh_bench_sites heaphook preloaded_tlsf"
+# BENCH_NO_BUILD=1: run what is there (a copy of the programs and libraries
+# laid out as in a build directory, on a machine without the build tools).
 # shellcheck disable=SC2086
-if ! cmake --build "$BUILD" --target $TARGETS >/dev/null 2>&1; then
+if [ -n "${BENCH_NO_BUILD:-}" ]; then
+  :
+elif ! cmake --build "$BUILD" --target $TARGETS >/dev/null 2>&1; then
   log "configuring $BUILD (it does not know the bench targets yet)"
   cmake -S "$SRC" -B "$BUILD" >/dev/null
   cmake --build "$BUILD" --target $TARGETS >/dev/null
@@ -204,6 +209,9 @@ cat "$OUTDIR/results.md"
 
 # ---- 4a. the tracer against heaptrack (BENCH_SKIP=trace skips)
 case " $SKIP " in *" trace "*) ;; *) { printf '\n'; "$SRC/bench/trace_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
+
+# ---- 4a-threads. the tracer as threads are added (BENCH_SKIP=threads skips)
+case " $SKIP " in *" threads "*) ;; *) { printf '\n'; "$SRC/bench/tracer_threads_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
 
 # ---- 4a''. many call stacks: a synthetic program and cc1 (BENCH_SKIP=sites skips)
 case " $SKIP " in *" sites "*) ;; *) { printf '\n'; "$SRC/bench/sites_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac

@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
   pthread_barrier_wait(&start);
   for (int i = 0; i < nt; i++) pthread_join(t[i], NULL);
   clock_gettime(CLOCK_MONOTONIC, &b);
-  printf("%.3f\n", (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+  printf("%.6f\n", (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
   free(t);
   return 0;
 }

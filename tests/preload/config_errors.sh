@@ -146,6 +146,13 @@ expect_error "HEAPHOOK_TRACE_SAMPLE=65537T" \
   "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/t.%p" HEAPHOOK_TRACE_SAMPLE=65537T
 expect_ok "valid: HEAPHOOK_TRACE_SAMPLE=65536T" \
   "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/u.%p" HEAPHOOK_TRACE_SAMPLE=65536T
+for v in 0 9 x 2x -1 99999999999; do
+  expect_error "HEAPHOOK_TRACE_WRITERS=$v" \
+    "heaphook: HEAPHOOK_TRACE_WRITERS=$v: expected a number of threads from 1 to 8" \
+    "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/w.%p" HEAPHOOK_TRACE_WRITERS=$v
+done
+expect_ok "valid: HEAPHOOK_TRACE_WRITERS=8" \
+  "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/x.%p" HEAPHOOK_TRACE_WRITERS=8
 
 # Controls: the same program with valid settings runs main, quietly.
 expect_ok "valid: HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_STATS=off HEAPHOOK_RECORD=,counts,,usage,counts" \
@@ -158,7 +165,7 @@ expect_ok "valid: HEAPHOOK_ALLOCATOR=$simple" "$heaphook" HEAPHOOK_ALLOCATOR="$s
 expect_ok "valid: empty values" "$tlsf" HEAPHOOK_STATS= INITIAL_MEMPOOL_SIZE= ADDITIONAL_MEMPOOL_SIZE= \
   HEAPHOOK_TLSF_MLOCK= HEAPHOOK_ALLOCATOR= HEAPHOOK_RECORD= HEAPHOOK_LOG=
 expect_ok "valid: empty tracer values" "$heaphook" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$work/e.%p" \
-  HEAPHOOK_TRACE_STACKS= HEAPHOOK_TRACE_SAMPLE= HEAPHOOK_TRACE_CHILDREN=
+  HEAPHOOK_TRACE_STACKS= HEAPHOOK_TRACE_SAMPLE= HEAPHOOK_TRACE_CHILDREN= HEAPHOOK_TRACE_WRITERS=
 
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

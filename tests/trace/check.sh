@@ -1564,6 +1564,37 @@ PY
         fail "run $round: allocations of exit_churn and worker: $(site_counts "$(one_file "$dir/x.*.hhtrace")" exit_churn worker)"
     done
     ;;
+  writers)
+    # HEAPHOOK_TRACE_WRITERS: the writer and its helpers write the chunks
+    # of 8 busy threads at once (writers.c); every event is read back, and
+    # the program sees as many tracer threads as asked for.
+    for w in 1 4; do
+      rm -f "$dir"/w.*.hhtrace
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_WRITERS=$w HEAPHOOK_OUTPUT="$dir/w.%p.hhtrace" \
+        "$HH_WRITERS" 8 200000 >out 2>err || fail "$w writers: exit status $?: $(cat err)"
+      [ "$(cat out)" = "tracer threads: $w" ] || fail "$w writers: output: $(cat out)"
+      [ ! -s err ] || fail "$w writers: stderr: $(cat err)"
+      [ "$(site_counts "$(one_file "$dir/w.*.hhtrace")" churn)" = 1600000 ] ||
+        fail "$w writers: allocations of churn: $(site_counts "$(one_file "$dir/w.*.hhtrace")" churn)"
+      python3 -c 'import json,sys; d=json.load(open("r.json")); assert d["trace"]["status"] == "ok", d["trace"]' ||
+        fail "$w writers: trace not whole"
+    done
+    # main ends by pthread_exit while a thread churns on: once that one ends,
+    # the helpers end and are joined, and the writer, the last thread, ends
+    # the process, which wrote END (before the helpers were joined, a
+    # helper could be the last thread and run the exit handlers).
+    for round in 1 2 3; do
+      rm -f "$dir"/e.*.hhtrace
+      timeout -s KILL 60 env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_WRITERS=3 \
+        HEAPHOOK_OUTPUT="$dir/e.%p.hhtrace" "$HH_WRITERS" 4 100000 exit >out 2>err ||
+        fail "pthread_exit, round $round: exit status $? (137: the process did not end): $(cat err)"
+      [ "$(cat out)" = "tracer threads: 3" ] || fail "pthread_exit, round $round: output: $(cat out)"
+      [ "$(site_counts "$(one_file "$dir/e.*.hhtrace")" churn)" = 500000 ] ||
+        fail "pthread_exit, round $round: allocations of churn: $(site_counts "$(one_file "$dir/e.*.hhtrace")" churn)"
+      python3 -c 'import json,sys; d=json.load(open("r.json")); assert d["trace"]["status"] == "ok", d["trace"]' ||
+        fail "pthread_exit, round $round: trace not whole"
+    done
+    ;;
   split_dwarf)
     # A program built with split DWARF (split_dwarf.c): its inlined frame
     # and lines come from its .dwo file.

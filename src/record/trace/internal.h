@@ -208,7 +208,7 @@ void hh__tr_procfs_reset(void);
 /* True when main has ended (pthread_exit) and no other thread of the
  * program lives: the tracer's writer thread, the last, should end too;
  * name: the program's (main's) name. */
-bool hh__tr_only_tracer_left(char name[16]);
+bool hh__tr_only_tracer_left(char name[16], int tracer_threads);
 /* Our own library's text, to skip our frames when the call site is unknown. */
 bool hh__tr_in_self(uintptr_t ip);
 void hh__tr_self_init(void);

@@ -445,9 +445,9 @@ void hh__tr_procfs_reset(void) {
  * thread is one of them: left alone, it kept the process alive forever,
  * with every signal blocked (a program ending that way could only be
  * SIGKILLed). The writer asks this every time it wakes: main is gone (the
- * thread group's leader a zombie) and no thread but the writer lives (the
- * count includes the zombie). */
-bool hh__tr_only_tracer_left(char name[16]) {
+ * thread group's leader a zombie) and no thread but the tracer's
+ * tracer_threads live (the count includes the zombie). */
+bool hh__tr_only_tracer_left(char name[16], int tracer_threads) {
   char buf[512];
   int fd = hh__own_fd_use(&stat_fd);
   ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
@@ -463,7 +463,7 @@ bool hh__tr_only_tracer_left(char name[16]) {
   /* Field 3 (the state) follows the first space after it, field 20
    * (num_threads) the 18th. */
   for (int space = 0; space < 18 && p != NULL; space++) p = strchr(p + 1, ' ');
-  return p != NULL && strtol(p + 1, NULL, 10) <= 2;
+  return p != NULL && strtol(p + 1, NULL, 10) <= 1 + tracer_threads;
 }
 
 void hh__tr_rss_record(uint64_t time) {

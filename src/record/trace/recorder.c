@@ -3,8 +3,10 @@
  * Each thread encodes its events into its own buffer (mmap'd, 256 KiB) with
  * no lock: a record is a type byte and varints, times and addresses as
  * deltas from the previous record of the chunk. A full buffer (or one whose
- * first event is older than about a second) is compressed and written as one
- * chunk by the thread itself. Stacks come from stacks.c (a per-thread cache
+ * first event is older than about a second) is handed to the writer thread
+ * and its helpers (below), which transcode, compress and write it as one
+ * chunk; in sampled mode, or when no writer could be started, the thread
+ * does so itself. Stacks come from stacks.c (a per-thread cache
  * in front of libunwind) as ids whose definitions go to the process buffer,
  * which is written before any thread's chunk.
  *
@@ -15,6 +17,9 @@
  *                           hook's sampler draws the samples (sample_period)
  *   HEAPHOOK_TRACE_STACKS   0: no call stacks (stack id 0)
  *   HEAPHOOK_TRACE_CHILDREN 0: forked children and exec'd programs do not trace
+ *   HEAPHOOK_TRACE_WRITERS  threads that compress and write full buffers,
+ *                           1-8 (default: a quarter of the processors the
+ *                           process may run on, 1 to 4)
  *
  * At exit every thread's buffer is written, those of threads that ended
  * included, then END.
@@ -263,7 +268,19 @@ static void begin_chunk(tstate *ts, uint64_t now) {
  * buffers and fills one while the writer empties the other. The writer is
  * started at the first full buffer (not inside the hook's start-up), with
  * every signal blocked; if it cannot be started, threads write their chunks
- * themselves. Its queue is FIFO, so a thread's chunks stay in order. */
+ * themselves. Its queue is FIFO, and a thread has at most one chunk queued
+ * or being written (it waits for its spare buffer), so a thread's chunks
+ * stay in order.
+ *
+ * One writer transcodes and compresses ~30M events a second: four threads
+ * allocating without pause outran it and waited for it, so with 16 each
+ * took 8 times as long as one alone (docs/benchmarks.md, "The tracer as
+ * threads are added"). So the writer has helpers (HEAPHOOK_TRACE_WRITERS - 1
+ * of them, started with it) that take queued chunks too: chunks of
+ * different threads are written at once, each with one write(2) to a file
+ * opened with O_APPEND (writer.c). They write under write_lock held shared;
+ * what needs no chunk under way (the idle scan, reclaiming states, a fork,
+ * an exec, the exit's flush) holds it exclusively. */
 
 typedef struct job {
   tstate *ts;
@@ -282,17 +299,36 @@ static unsigned q_head, q_count;
  * without pause) would retake it at once, every time, and a fork could wait
  * for the whole queue. The others take it with write_lock_take, which the
  * writer lets go first, so they wait for one chunk at most. */
-static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+/* (Exclusive holders wait for the chunks under way, and new ones wait for
+ * them: a writer-preferring lock.) */
+#define WRITE_LOCK_INIT PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+static pthread_rwlock_t write_lock = WRITE_LOCK_INIT;
 static atomic_int write_lock_wanted; /* threads in write_lock_take */
 
 static void write_lock_take(void) {
   atomic_fetch_add(&write_lock_wanted, 1);
-  pthread_mutex_lock(&write_lock);
+  pthread_rwlock_wrlock(&write_lock);
   atomic_fetch_sub(&write_lock_wanted, 1);
+}
+static void write_lock_give(void) { pthread_rwlock_unlock(&write_lock); }
+/* Shared, to write one queued chunk: after whoever wants it exclusively. */
+static void write_lock_share(void) {
+  for (unsigned turns = 0; atomic_load(&write_lock_wanted) != 0;) hh__backoff(&turns);
+  pthread_rwlock_rdlock(&write_lock);
 }
 static atomic_int writer_state; /* 0 none, 1 starting, 2 running, 3 failed */
 static atomic_int writer_sleeping;
 static atomic_bool writer_stop;
+/* The writer's helpers: how many to start (HEAPHOOK_TRACE_WRITERS - 1), how
+ * many live (read by hh__tr_only_tracer_left), and how many sleep on
+ * q_pushed, which each push bumps. */
+#define WRITERS_MAX 8
+static int helpers_wanted;
+static atomic_int helpers_alive, helpers_sleeping, q_pushed;
+/* Joinable, so that the writer can wait for their end (end_helpers). */
+static pthread_t helper_threads[WRITERS_MAX];
+static int helpers_made;
+static atomic_bool helpers_quit;
 /* Set by the thread that finishes the trace (trace_stop); cleared in a
  * forked child. */
 static atomic_bool stopping;
@@ -327,6 +363,7 @@ static bool push(const job *j, int *popped) {
   if (room) {
     queue[(q_head + q_count) % QUEUE] = *j;
     q_count++;
+    atomic_fetch_add(&q_pushed, 1);
   } else {
     *popped = atomic_load(&q_popped);
   }
@@ -334,6 +371,8 @@ static bool push(const job *j, int *popped) {
   if (room && atomic_load(&writer_sleeping)) {
     atomic_store(&writer_sleeping, 0);
     futex(&writer_sleeping, FUTEX_WAKE_PRIVATE, 1, NULL);
+  } else if (room && atomic_load(&helpers_sleeping) > 0) {
+    futex(&q_pushed, FUTEX_WAKE_PRIVATE, 1, NULL); /* the writer is busy: a helper takes it */
   }
   return room;
 }
@@ -521,32 +560,107 @@ static bool reclaim_here(void) {
   if ((pid_t)syscall(SYS_getpid) != owner_pid) return false;
   write_lock_take(); /* (the caller is busy: an exit or fork from a signal handler leaves our locks alone) */
   reclaim_ended_locked();
-  pthread_mutex_unlock(&write_lock);
+  write_lock_give();
   return true;
 }
 
 /* The signal mask of the thread that started the writer. */
 static sigset_t creator_mask;
 
-static void *writer_main(void *arg) {
+/* A helper of the writer: writes queued chunks, sleeps on q_pushed when
+ * there are none (push wakes one when the writer is busy), and ends with
+ * the writer's stop. It holds none of the writer's other duties. */
+static void *helper_main(void *arg) {
   (void)arg;
   tls_failed = true; /* never records itself */
   prctl(PR_SET_NAME, "heaphook-trace", 0, 0, 0);
   for (;;) {
     job j;
-    for (unsigned turns = 0; atomic_load(&write_lock_wanted) != 0;) hh__backoff(&turns);
-    pthread_mutex_lock(&write_lock);
+    int seen = atomic_load(&q_pushed);
+    write_lock_share();
+    if (atomic_load(&writer_stop) || atomic_load(&helpers_quit)) {
+      write_lock_give();
+      break;
+    }
+    bool any = pop(&j);
+    if (any) write_job(&j);
+    write_lock_give();
+    if (any) continue;
+    atomic_fetch_add(&helpers_sleeping, 1);
+    if (!atomic_load(&writer_stop) && !atomic_load(&helpers_quit))
+      futex(&q_pushed, FUTEX_WAIT_PRIVATE, seen, NULL);
+    atomic_fetch_sub(&helpers_sleeping, 1);
+  }
+  atomic_fetch_sub(&helpers_alive, 1);
+  return NULL;
+}
+
+/* By the writer, as it starts (every signal blocked, which the helpers
+ * inherit; what pthread_create allocates is not recorded: tls_failed). A
+ * helper that cannot be started is done without. Counted until it is about
+ * to end: hh__tr_only_tracer_left, which the writer alone asks (never while
+ * it makes them), then never takes a thread of the program for one of
+ * ours. */
+static void start_helpers(void) {
+  pthread_attr_t attr;
+  helpers_made = 0;
+  if (helpers_wanted <= 0 || pthread_attr_init(&attr) != 0) return;
+  for (int i = 0; i < helpers_wanted && i < WRITERS_MAX; i++) {
+    atomic_fetch_add(&helpers_alive, 1);
+    if (pthread_create(&helper_threads[i], &attr, helper_main, NULL) != 0) {
+      atomic_fetch_sub(&helpers_alive, 1);
+      break;
+    }
+    helpers_made++;
+  }
+  pthread_attr_destroy(&attr);
+}
+
+/* The helpers' wake-up for the stop, the writer's flag raised. */
+static void stop_helpers(void) {
+  atomic_fetch_add(&q_pushed, 1);
+  futex(&q_pushed, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+}
+
+/* By the writer, when the program's threads have all ended: the helpers end
+ * and are joined before the writer returns, so that the writer is the
+ * process's last thread, the one in which glibc calls exit (a helper ending
+ * last would run the program's exit handlers, its signals all blocked). */
+static void end_helpers(void) {
+  atomic_store(&helpers_quit, true);
+  stop_helpers();
+  for (int i = 0; i < helpers_made; i++) pthread_join(helper_threads[i], NULL);
+  helpers_made = 0;
+}
+
+static void *writer_main(void *arg) {
+  (void)arg;
+  tls_failed = true; /* never records itself */
+  prctl(PR_SET_NAME, "heaphook-trace", 0, 0, 0);
+  start_helpers();
+  for (;;) {
+    job j;
+    write_lock_share();
     if (atomic_load(&writer_stop)) {
-      pthread_mutex_unlock(&write_lock);
+      write_lock_give();
       return NULL;
     }
     bool any = pop(&j);
-    if (any)
-      write_job(&j);
-    else if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed))
-      write_idle_buffers(hh__tr_now());
-    if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) reclaim_ended_locked();
-    pthread_mutex_unlock(&write_lock);
+    if (any) write_job(&j);
+    write_lock_give();
+    /* What needs no chunk under way: with the queue empty, the idle
+     * threads' buffers; ended threads' states. */
+    if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed) &&
+        (!any || atomic_load(&ended_count) != 0)) {
+      write_lock_take();
+      if (atomic_load(&writer_stop)) {
+        write_lock_give();
+        return NULL;
+      }
+      if (!any && queue_empty()) write_idle_buffers(hh__tr_now());
+      reclaim_ended_locked();
+      write_lock_give();
+    }
     /* RSS (and the module list) also while the program does not allocate:
      * the writer wakes at least every 20 ms. */
     if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) periodic(hh__tr_now());
@@ -559,7 +673,8 @@ static void *writer_main(void *arg) {
      * recorded, and with no writer (a thread they start writes its own
      * chunks). */
     char name[16];
-    if (hh__tr_only_tracer_left(name)) {
+    if (hh__tr_only_tracer_left(name, 1 + atomic_load(&helpers_alive))) {
+      end_helpers();
       atomic_store(&writer_state, 3);
       prctl(PR_SET_NAME, name, 0, 0, 0);
       tls_failed = false;
@@ -999,7 +1114,7 @@ static void at_parent(void) {
   }
   hh__tr_writer_parent();
   pthread_mutex_unlock(&q_lock);
-  pthread_mutex_unlock(&write_lock);
+  write_lock_give();
   hh__tr_loader_fork_parent();
   t_locked_outside_hook = t_locked_before_fork;
 }
@@ -1011,8 +1126,13 @@ static void child_restart(void) {
   /* No writer here (threads do not survive fork); the parent's queue is
    * the parent's to write. */
   pthread_mutex_init(&q_lock, NULL);
-  pthread_mutex_init(&write_lock, NULL);
+  static const pthread_rwlock_t fresh_lock = WRITE_LOCK_INIT;
+  memcpy(&write_lock, &fresh_lock, sizeof fresh_lock);
   atomic_store(&write_lock_wanted, 0); /* those threads are gone */
+  atomic_store(&helpers_alive, 0);
+  atomic_store(&helpers_sleeping, 0);
+  atomic_store(&helpers_quit, false);
+  helpers_made = 0;
   atomic_store(&q_room_waiting, 0);
   q_head = q_count = 0;
   atomic_store(&writer_state, 0);
@@ -1123,7 +1243,7 @@ void hh__trace_before_exec(const char *path) {
    * (a program thread without a writer, in the moments between) makes the
    * EXEC's count short of what the file holds; none is left half written. */
   hh__tr_exec_begin();
-  pthread_mutex_unlock(&write_lock);
+  write_lock_give();
 }
 
 void hh__trace_exec_failed(void) { hh__tr_exec_end(); }
@@ -1174,6 +1294,7 @@ static void trace_stop(int fd) {
    * once closed; then the queue, older, goes before the buffers being
    * filled, so that each thread's chunks stay in order. */
   atomic_store(&writer_stop, true);
+  stop_helpers();
   write_lock_take();
   tstate *all = atomic_load(&threads);
   for (tstate *ts = all; ts != NULL; ts = ts->next) {
@@ -1194,7 +1315,7 @@ static void trace_stop(int fd) {
     }
     spin_unlock(&ts->lock);
   }
-  pthread_mutex_unlock(&write_lock);
+  write_lock_give();
   hh__tr_meta_lock();
   uint8_t *p = hh__tr_proc_reserve(1 + 2 * HH_VARINT_MAX);
   if (p != NULL) {
@@ -1271,6 +1392,28 @@ static int bool_option(const char *name, bool *out) {
   return -1;
 }
 
+/* HEAPHOOK_TRACE_WRITERS: the writer and its helpers (*helpers: one less).
+ * By default a quarter of the processors this process may run on, 1 to 4:
+ * one writer keeps up with about four busy threads, and the program keeps
+ * the other processors. */
+static int writers_option(int *helpers) {
+  cpu_set_t cpus;
+  int n = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) / 4 : 1;
+  n = n < 1 ? 1 : n > 4 ? 4 : n;
+  const char *v = hh__env_get("HEAPHOOK_TRACE_WRITERS");
+  if (v != NULL && *v != '\0') {
+    n = 0;
+    for (const char *c = v; *c != '\0' && n >= 0 && n <= WRITERS_MAX; c++)
+      n = *c >= '0' && *c <= '9' ? n * 10 + (*c - '0') : -1; /* (-1: not a number) */
+    if (n < 1 || n > WRITERS_MAX) {
+      hh__log("HEAPHOOK_TRACE_WRITERS=%s: expected a number of threads from 1 to %d", v, WRITERS_MAX);
+      return -1;
+    }
+  }
+  *helpers = n - 1;
+  return 0;
+}
+
 static int trace_start(void) {
   hh_tr_options *o = &hh__tr_opt;
   o->output = hh__env_get("HEAPHOOK_OUTPUT");
@@ -1293,6 +1436,7 @@ static int trace_start(void) {
     o->sample = bytes;
   }
   if (bool_option("HEAPHOOK_TRACE_STACKS", &o->stacks) != 0) return -1;
+  if (writers_option(&helpers_wanted) != 0) return -1;
   /* HEAPHOOK_TRACE_CHILDREN=0: the first process traces and marks the
    * variable (its value's first character becomes '-', in place: no
    * allocation) so that programs it execs, which inherit it, do not. */

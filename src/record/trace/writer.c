@@ -1,6 +1,7 @@
 /* The trace file: creation, the header, chunks, and the process buffer.
  *
- * Chunks are compressed by the thread whose buffer filled, with one of a few
+ * Chunks are compressed by whoever writes them (the writer thread and its
+ * helpers, or the thread whose buffer filled: recorder.c), with one of a few
  * zstd contexts living in mmap'd workspaces (no malloc), and written with one
  * write(2) each to a file opened with O_APPEND: concurrent chunks of several
  * threads land whole, one after the other, without a lock of ours. A trace
@@ -33,7 +34,9 @@
 #define ZSTD_LEVEL 1
 /* Largest raw chunk anyone hands us: the process buffer. */
 #define PROC_CAP (1u << 20)
-#define POOL 4
+/* zstd contexts: one per writer thread (HEAPHOOK_TRACE_WRITERS, at most 8),
+ * mapped at first use. */
+#define POOL 8
 
 hh_tr_options hh__tr_opt;
 atomic_bool hh__tr_active;
