@@ -1,6 +1,9 @@
 /* small_stack DEPTH: a thread with a 16 KiB stack (PTHREAD_STACK_MIN)
  * recurses DEPTH levels of ~128 bytes, then allocates, grows and frees
- * blocks of sizes from 16 bytes to 200 KB; exits 0 and prints "depth N ok",
+ * blocks of sizes from 16 bytes to 200 KB, and allocates from 320 call
+ * sites twice (more than the tracer's 256 cached call sites: both of its
+ * unwinds run, the step-by-step one that fills an entry and the fast one
+ * of a site whose entry another holds); exits 0 and prints "depth N ok",
  * or dies of SIGSEGV when the stack runs out. small_stack.sh compares the
  * depth reached alone with the depth reached under heaphook. */
 #include <pthread.h>
@@ -9,6 +12,13 @@
 #include <string.h>
 
 static int depth;
+static void *volatile sink;
+
+/* 320 call sites of malloc, each its own return address. */
+#define SITE free(sink = malloc(24));
+#define SITES10 SITE SITE SITE SITE SITE SITE SITE SITE SITE SITE
+#define SITES80 SITES10 SITES10 SITES10 SITES10 SITES10 SITES10 SITES10 SITES10
+static void __attribute__((noinline)) many_sites(void) { SITES80 SITES80 SITES80 SITES80 }
 
 static int __attribute__((noinline)) dive(int d) {
   volatile char pad[96];
@@ -27,6 +37,8 @@ static int __attribute__((noinline)) dive(int d) {
     free(q);
     free(p);
   }
+  many_sites();
+  many_sites();
   return sum;
 }
 

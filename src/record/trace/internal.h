@@ -163,9 +163,10 @@ extern __thread unsigned hh__tr_busy __attribute__((tls_model("initial-exec")));
 #define HH_TR_MAX_FRAMES 64
 typedef struct hh_tr_stack_cache hh_tr_stack_cache;
 size_t hh__tr_stack_cache_bytes(void);
-/* The stack of the current malloc-family call; cfa is hh__call_cfa (NULL:
- * unknown, then frames inside heaphook are skipped by address). Returns
- * its id, 0 when no frame was found. */
+/* The stack of the current malloc-family call; cache is the thread's (not
+ * NULL: a miss works in it); cfa is hh__call_cfa (NULL: unknown, then
+ * frames inside heaphook are skipped by address). Returns its id, 0 when
+ * no frame was found. */
 uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa);
 void hh__tr_stacks_init(void);
 /* With the meta lock: a module at [lo, hi) was unloaded; stacks through it

@@ -59,8 +59,26 @@ typedef struct entry {
   uint32_t off[HH_TR_MAX_FRAMES]; /* slot of ip[i] = cfa + off[i] */
 } entry;
 
+/* Our own frames that unw_backtrace may give before the program's. */
+#define OURS 32
+
+/* What a miss works in: libunwind's context and cursor (~1.9 KiB) and the
+ * frames found (~1.8 KiB). Kept with the thread's cache, off the program's
+ * stack: on a thread of 16 KiB (PTHREAD_STACK_MIN, a small-stack worker, a
+ * coroutine) they took 3.5 KiB of it at each miss, and the tracer's calls
+ * overflowed where libheaphook.so's did not (preload.small_stack). One miss
+ * at a time on a thread: it runs under the recursion guard, so a signal
+ * handler's allocation in it is not recorded, and under hh__tr_busy. */
+typedef struct miss_work {
+  unw_context_t uc;
+  unw_cursor_t cur;
+  uintptr_t ips[HH_TR_MAX_FRAMES], sps[HH_TR_MAX_FRAMES];
+  void *all[HH_TR_MAX_FRAMES + OURS];
+} miss_work;
+
 struct hh_tr_stack_cache {
   entry e[CACHE_N];
+  miss_work w;
 };
 
 size_t hh__tr_stack_cache_bytes(void) { return sizeof(hh_tr_stack_cache); }
@@ -316,15 +334,14 @@ void hh__tr_stacks_reset(void) {
 /* Fills ips/sps (innermost first) with the program's frames; returns how
  * many. With cfa, frames are taken from the one whose stack pointer is cfa;
  * without, from the first outside heaphook. -1: cfa was not found. */
-static int unwind(uintptr_t cfa, uintptr_t *ips, uintptr_t *sps) {
-  unw_context_t uc;
-  unw_cursor_t cur;
-  if (unw_getcontext(&uc) != 0 || unw_init_local(&cur, &uc) != 0) return 0;
+static int unwind(miss_work *w, uintptr_t cfa) {
+  uintptr_t *ips = w->ips, *sps = w->sps;
+  if (unw_getcontext(&w->uc) != 0 || unw_init_local(&w->cur, &w->uc) != 0) return 0;
   int n = 0, skipped = 0;
   bool found = false;
-  while (unw_step(&cur) > 0) {
+  while (unw_step(&w->cur) > 0) {
     unw_word_t ip, sp;
-    if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || unw_get_reg(&cur, UNW_REG_SP, &sp) != 0) break;
+    if (unw_get_reg(&w->cur, UNW_REG_IP, &ip) != 0 || unw_get_reg(&w->cur, UNW_REG_SP, &sp) != 0) break;
     if (!found) {
       if (cfa != 0 ? sp == cfa : !hh__tr_in_self(ip)) {
         found = true;
@@ -344,9 +361,9 @@ static int unwind(uintptr_t cfa, uintptr_t *ips, uintptr_t *sps) {
 /* The program's frames by unw_backtrace (innermost first): our own are
  * those in our text. Returns how many; with ra (the call site's return
  * address, 0 when unknown), 0 when the first of the program's is not it. */
-static int backtrace_frames(uintptr_t ra, uintptr_t *ips) {
-  enum { OURS = 32 };
-  void *all[HH_TR_MAX_FRAMES + OURS];
+static int backtrace_frames(miss_work *w, uintptr_t ra) {
+  void **all = w->all;
+  uintptr_t *ips = w->ips;
   int got = unw_backtrace(all, HH_TR_MAX_FRAMES + OURS);
   int first = 0;
   while (first < got && first < OURS && hh__tr_in_self((uintptr_t)all[first])) first++;
@@ -361,8 +378,9 @@ static inline entry *slot_for(hh_tr_stack_cache *c, uintptr_t ra, uintptr_t cfa)
   return &c->e[h >> (64 - CACHE_BITS)];
 }
 
-static uint64_t capture_miss(entry *e, uintptr_t cfa, uint32_t g) {
-  uintptr_t ips[HH_TR_MAX_FRAMES], sps[HH_TR_MAX_FRAMES];
+/* (noinline: the hit's path pays no frame of the miss's) */
+static __attribute__((noinline)) uint64_t capture_miss(miss_work *w, entry *e, uintptr_t cfa, uint32_t g) {
+  const uintptr_t *ips = w->ips, *sps = w->sps;
   /* Our frames are in modules loaded before this call: a scan now writes
    * their MODULE_LOADs before the stack's records, and notes a module
    * loaded where one was unloaded before any unwind goes through it
@@ -378,18 +396,18 @@ static uint64_t capture_miss(entry *e, uintptr_t cfa, uint32_t g) {
    * FILL_EVERY misses, not at every one after the first FILL_EVERY. */
   if (e != NULL && e->cfa != 0 && e->gen == g) {
     if (++e->misses < FILL_EVERY && !atomic_load_explicit(&no_fast, memory_order_relaxed)) {
-      n = backtrace_frames(((const uintptr_t *)cfa)[-1], ips);
+      n = backtrace_frames(w, ((const uintptr_t *)cfa)[-1]);
       if (n <= 0) n = -1; /* (not this call's cfa, or nothing: step) */
       e = NULL;
     } else {
       e->misses = 0;
     }
   }
-  if (n < 0) n = unwind(cfa, ips, sps);
+  if (n < 0) n = unwind(w, cfa);
   if (n < 0) {
     /* hh__call_cfa was not this call's (a call that bypassed the entry
      * points): find our frames' end by address, and do not cache. */
-    n = unwind(0, ips, sps);
+    n = unwind(w, 0);
     e = NULL;
   }
   hh__own_fd_claim = false;
@@ -439,7 +457,7 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
   uintptr_t cfa = (uintptr_t)cfa_p;
   uint32_t g = atomic_load_explicit(&gen, memory_order_relaxed);
   entry *e = NULL;
-  if (cfa != 0 && cache != NULL) {
+  if (cfa != 0) {
     uintptr_t ra = ((const uintptr_t *)cfa)[-1];
     e = slot_for(cache, ra, cfa);
     if (e->cfa == cfa && e->ip[0] == ra && e->gen == g) {
@@ -452,7 +470,7 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
   }
   /* a miss: the unwinder, the loader's lock, the meta lock (hh__tr_busy) */
   hh__tr_busy++;
-  uint64_t id = capture_miss(e, cfa, g);
+  uint64_t id = capture_miss(&cache->w, e, cfa, g);
   hh__tr_busy--;
   return id;
 }
