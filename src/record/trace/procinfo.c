@@ -125,6 +125,12 @@ static known *mods, *cur;
 static size_t nmods, ncur;
 static uint8_t *scratch; /* records, each after its u32 length */
 static size_t scratch_len;
+/* A relative module name made absolute (note_module; under mod_lock), here
+ * and not on the stack: the scan after a dlopen runs in the stack cache's
+ * next miss, in whatever thread, and with these 4 KiB in its frame a
+ * thread of 16 KiB whose first allocation after a dlopen came deep in its
+ * stack overflowed 17 levels of ~170 bytes sooner (preload.small_stack). */
+static char abs_name[4096];
 static unsigned long long last_adds, last_subs;
 static atomic_bool scanned_once;
 
@@ -214,15 +220,15 @@ static int note_module(struct dl_phdr_info *info, size_t size, void *data) {
    * in now (the same, but for a program that changed directory between
    * the load and the first allocation since). Before, it was recorded as
    * given and no reader could find the file (trace.dl_relative). */
-  char abs[4096];
   /* (a name without '/' is no file's: the vDSO, "linux-vdso.so.1") */
-  if (name[0] != '/' && strchr(name, '/') != NULL && name != exe && getcwd(abs, sizeof abs) != NULL &&
+  char *abs = abs_name;
+  if (name[0] != '/' && strchr(name, '/') != NULL && name != exe && getcwd(abs, sizeof abs_name) != NULL &&
       abs[0] == '/') {
     size_t dl = strlen(abs), nl = strlen(name);
     const char *rest = name;
     while (rest[0] == '.' && rest[1] == '/') rest += 2;
     nl = strlen(rest);
-    if (dl + 1 + nl < sizeof abs) {
+    if (dl + 1 + nl < sizeof abs_name) {
       if (dl > 1) abs[dl++] = '/';
       memcpy(abs + dl, rest, nl + 1);
       name = abs;
