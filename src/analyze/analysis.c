@@ -42,6 +42,7 @@
 #define _GNU_SOURCE
 #include "analyze/analysis.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +262,8 @@ typedef struct state {
 
   hh_analysis *a;
   size_t markers_cap, rss_cap, rss_limit;
+  bool stopped; /* at the memory limit (within_limit): with what was held then */
+  uint64_t stop_reader_bytes, stop_bytes;
 } state;
 
 static inline uint64_t mix_id(uint64_t x) {
@@ -773,12 +776,15 @@ static void add_rss(state *s, uint64_t t, uint64_t rss) {
 
 typedef struct feed {
   hh_merge *m;
+  const hh_reader *r;
   pthread_mutex_t mu;
   pthread_cond_t not_full, not_empty;
   hh_event *buf[FEED_BATCHES];
   size_t len[FEED_BATCHES];
+  uint64_t table_bytes[FEED_BATCHES]; /* the reader's tables when the batch was filled */
   size_t head, count;
   bool done;
+  bool stop;       /* the analysis wants no more (its memory limit) */
   uint64_t offset; /* file bytes merged, for the progress bar (atomic) */
 } feed;
 
@@ -811,12 +817,18 @@ static void *feed_main(void *arg) {
   feed *f = arg;
   for (;;) {
     pthread_mutex_lock(&f->mu);
-    while (f->count == FEED_BATCHES) pthread_cond_wait(&f->not_full, &f->mu);
+    while (f->count == FEED_BATCHES && !f->stop) pthread_cond_wait(&f->not_full, &f->mu);
+    if (f->stop) {
+      pthread_mutex_unlock(&f->mu);
+      return NULL;
+    }
     size_t slot = (f->head + f->count) % FEED_BATCHES;
     pthread_mutex_unlock(&f->mu);
     size_t n = feed_fill(f, f->buf[slot]);
+    uint64_t table_bytes = hh_reader_table_bytes(f->r);
     pthread_mutex_lock(&f->mu);
     f->len[slot] = n;
+    f->table_bytes[slot] = table_bytes;
     if (n) f->count++;
     if (n < FEED_BATCH) f->done = true;
     pthread_cond_signal(&f->not_empty);
@@ -896,6 +908,94 @@ static void state_free(state *s) {
 /* The oracle of s->ticks: whether a block is live at addr. */
 static bool live_at(void *ctx, uint64_t addr) { return table_find(&((state *)ctx)->live, addr) != NULL; }
 
+/* ---- memory ----------------------------------------------------------------
+ * The analysis's tables count against the reader's memory limit
+ * (hh_reader_memory_limit) together with the reader's own: before each
+ * batch, what they hold and what the batch's events could make them grow
+ * to (a table that that many more entries would make grow, at its next
+ * size: the old one is held while the new one is filled), with what the
+ * reader's tables held when the batch was filled (so the point where the
+ * analysis stops does not depend on how far the reading thread has got).
+ * The live blocks are what grows without bound (a small file can hold
+ * millions of allocations, docs/trace-format.md, "The reader's memory").
+ * A batch's events are counted by kind first: allocations may add live
+ * blocks and call sites, frees blocks live at the peak, markers markers. */
+static uint64_t grown_bytes(size_t need, size_t cap, size_t first, size_t elem) {
+  if (need <= cap) return 0;
+  size_t c = cap ? cap : first;
+  while (c < need) c *= 2;
+  return c > cap ? (uint64_t)c * elem : 0;
+}
+
+typedef struct batch_kinds {
+  size_t allocs, frees, markers;
+} batch_kinds;
+
+static batch_kinds count_kinds(const hh_event *evs, size_t n) {
+  batch_kinds k = {0};
+  for (size_t i = 0; i < n; i++) {
+    hh_ev_kind kind = evs[i].kind;
+    k.allocs += kind == HH_EV_ALLOC || kind == HH_EV_REALLOC;
+    k.frees += kind == HH_EV_FREE || kind == HH_EV_REALLOC;
+    k.markers += kind == HH_EV_MARKER;
+  }
+  return k;
+}
+
+/* What the tables hold now, and in *growth what the batch may add. */
+static uint64_t analysis_bytes(const state *s, batch_kinds k, uint64_t *growth) {
+  size_t n = k.allocs;
+  uint64_t g = 0, b = (uint64_t)s->live.cap * sizeof(block) +
+                      s->sites_cap * (sizeof(acc) + sizeof(uint64_t)) +
+                      s->smap_cap * (sizeof(uint64_t) + sizeof(uint32_t)) +
+                      s->threads_cap * (sizeof(acc) + sizeof(uint32_t) + sizeof(uint64_t)) +
+                      s->slot_by_index_cap * sizeof(uint32_t) + s->markers_cap * sizeof(hh_marker_at) +
+                      s->grave_cap * sizeof(hh_live_block);
+  size_t c = s->live.cap ? s->live.cap : 4096, live = s->live.n + n;
+  while (c >= BIG_TABLE ? (live + 1) * 2 > c : (live + 1) * 3 > c) c *= 2;
+  if (n && c > s->live.cap) g += (uint64_t)c * sizeof(block);
+  g += grown_bytes(s->nsites + n, s->sites_cap, 1024, sizeof(acc) + sizeof(uint64_t));
+  g += grown_bytes((s->nsites + n + 1) * 2, s->smap_cap, 1024, sizeof(uint64_t) + sizeof(uint32_t));
+  g += grown_bytes(s->a->nmarkers + k.markers, s->markers_cap, 16, sizeof(hh_marker_at));
+  if (s->want_blocks) g += grown_bytes(s->ngrave + k.frees, s->grave_cap, 1024, sizeof(hh_live_block));
+  *growth = g;
+  return b + g;
+}
+
+/* Whether a batch of n events, the reader's tables holding reader_bytes,
+ * may be applied; if not, the reader's status says why. A batch that
+ * grows no table of the analysis's is applied (a reader that reaches the
+ * limit says so itself). */
+static bool within_limit(state *s, const hh_event *evs, size_t n, uint64_t reader_bytes) {
+  uint64_t limit = hh_reader_memory_limit(s->r);
+  if (limit == UINT64_MAX) return true;
+  batch_kinds k = count_kinds(evs, n);
+  /* (a reader past the limit has stopped at it, and says so: what it
+   * handed out before is still applied, within the limit of its own) */
+  if (reader_bytes > limit) reader_bytes = 0;
+  uint64_t growth, bytes = analysis_bytes(s, k, &growth);
+  if (growth == 0 || reader_bytes + bytes <= limit) return true;
+  s->stopped = true;
+  s->stop_reader_bytes = reader_bytes;
+  s->stop_bytes = bytes;
+  return false;
+}
+
+/* The reader's status once the analysis stopped at the limit (the events
+ * of the batches before all applied). */
+static void say_stopped(state *s) {
+  char lim[32], rb[32], ab[32], msg[320];
+  hh_reader_format_bytes(lim, sizeof lim, hh_reader_memory_limit(s->r));
+  hh_reader_format_bytes(rb, sizeof rb, s->stop_reader_bytes);
+  hh_reader_format_bytes(ab, sizeof ab, s->stop_bytes);
+  snprintf(msg, sizeof msg,
+           "analysis stopped after %" PRIu64 " events (%" PRIu64
+           " blocks live): the reader's tables (%s) and the analysis's (%s, with the next events) would take "
+           "more than %s, the memory limit (HEAPHOOK_MEMORY_LIMIT raises it)",
+           s->a->events, s->live_blocks, rb, ab, lim);
+  hh_reader_stop(s->r, msg);
+}
+
 /* Applies a batch of merged events, runs of one time in another order
  * where the heap says so (trace/tick_order.h); an empty last batch at the
  * end applies what waited for a batch that did not come. */
@@ -937,6 +1037,7 @@ hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
                    .after = opt->progress_after > 0 ? opt->progress_after : 1.0};
   feed f = {0};
   f.m = hh_merge_new(r, 0);
+  f.r = r;
   pthread_mutex_init(&f.mu, NULL);
   pthread_cond_init(&f.not_full, NULL);
   pthread_cond_init(&f.not_empty, NULL);
@@ -959,6 +1060,16 @@ hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
       slot = 0;
       len = feed_fill(&f, f.buf[0]);
       if (!len) break;
+      f.table_bytes[0] = hh_reader_table_bytes(r);
+    }
+    if (!within_limit(&s, f.buf[slot], len, f.table_bytes[slot])) {
+      if (threaded) {
+        pthread_mutex_lock(&f.mu);
+        f.stop = true;
+        pthread_cond_signal(&f.not_full);
+        pthread_mutex_unlock(&f.mu);
+      }
+      break;
     }
     consume_batch(&s, &pass, f.buf[slot], len, false);
     if (prog.on) progress_tick(&prog, __atomic_load_n(&f.offset, __ATOMIC_RELAXED), hh_reader_file_size(r));
@@ -972,6 +1083,7 @@ hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
   }
   if (threaded) pthread_join(reader_thread, NULL);
   consume_batch(&s, &pass, NULL, 0, true);
+  if (s.stopped) say_stopped(&s); /* (before anything the reader found further on) */
   progress_done(&prog);
   expire_parked(&s, UINT64_MAX);
   a->late_events = hh_merge_late(f.m);

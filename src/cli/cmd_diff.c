@@ -221,6 +221,9 @@ int hh_cmd_diff(int argc, char **argv) {
   rows t = {.in = in};
   char *key = NULL;
   size_t key_cap = 0;
+  /* Both traces are held at once: each gets half of the memory limit. */
+  uint64_t limit = hh_reader_memory_limit_default();
+  if (limit != UINT64_MAX) hh_reader_default_memory_limit(limit / 2);
   for (int k = 0; k < 2; k++) {
     in[k].path = argv[optind + k];
     hh_load_options opt = {

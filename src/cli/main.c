@@ -9,11 +9,14 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/duration.h"
+#include "base/memory_limit.h"
 #include "base/size.h"
 #include "cli.h"
 #include "side_thread.h"
@@ -80,7 +83,37 @@ static int finish(const char *name, int status) {
   return status;
 }
 
+/* The memory limit of every trace's reading (hh_reader_default_memory_limit):
+ * HEAPHOOK_MEMORY_LIMIT (a size; 0: none), or by default half of what this
+ * process may use: the machine's memory, its cgroup's limit, ulimit -v
+ * (RLIMIT_AS) or -d (RLIMIT_DATA), whichever is least. The other half is
+ * for what the limit does not count (the merge's window, the mapped file,
+ * debug information, the output being built) and the rest of the machine.
+ * docs/trace-format.md, "The reader's memory". Returns false (said) for a
+ * value that is not a size. */
+static bool set_memory_limit(void) {
+  const char *v = getenv("HEAPHOOK_MEMORY_LIMIT");
+  if (v && *v) {
+    size_t bytes;
+    if (hh__parse_size(v, &bytes) != 0) {
+      fprintf(stderr,
+              "heaphook: HEAPHOOK_MEMORY_LIMIT=%s is not a size (bytes, or with K, M, G, T; 0: none)\n", v);
+      return false;
+    }
+    hh_reader_default_memory_limit(bytes);
+    return true;
+  }
+  uint64_t may = hh__memory_limit();
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < may) may = rl.rlim_cur;
+  if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < may)
+    may = rl.rlim_cur;
+  hh_reader_default_memory_limit(may == SIZE_MAX ? 0 : may / 2);
+  return true;
+}
+
 int main(int argc, char **argv) {
+  if (!set_memory_limit()) return HH_EXIT_FAIL;
   if (argc < 2) {
     fprintf(stderr, "heaphook: no command given (heaphook --help lists them)\n");
     return HH_EXIT_USAGE;

@@ -171,6 +171,8 @@ const char *hh_report_status_word(hh_read_status st) {
       return "damaged";
     case HH_READ_IO_ERROR:
       return "io_error";
+    case HH_READ_LIMIT:
+      return "memory_limit";
   }
   return "?";
 }

@@ -32,8 +32,9 @@
  * value; used for stack ids, thread indexes and module bases. */
 typedef struct u64map {
   uint64_t *keys;
-  uint32_t *vals; /* value + 1; 0 = empty slot */
-  size_t cap, n;  /* cap is 0 or a power of two */
+  uint32_t *vals;  /* value + 1; 0 = empty slot */
+  size_t cap, n;   /* cap is 0 or a power of two */
+  uint64_t *bytes; /* where its growth is counted (the reader's tables), or NULL */
 } u64map;
 
 static int u64map_get(const u64map *m, uint64_t key, uint32_t *val) {
@@ -53,6 +54,7 @@ static void u64map_put(u64map *m, uint64_t key, uint32_t val);
 static void u64map_grow(u64map *m) {
   u64map old = *m;
   m->cap = old.cap ? old.cap * 2 : 64;
+  if (m->bytes) *m->bytes += (m->cap - old.cap) * (sizeof *m->keys + sizeof *m->vals);
   m->keys = xcalloc(m->cap, sizeof *m->keys);
   m->vals = xcalloc(m->cap, sizeof *m->vals);
   m->n = 0;
@@ -83,7 +85,9 @@ static void u64map_put(u64map *m, uint64_t key, uint32_t val) {
 static void u64map_free(u64map *m) {
   free(m->keys);
   free(m->vals);
-  memset(m, 0, sizeof *m);
+  m->keys = NULL;
+  m->vals = NULL;
+  m->cap = m->n = 0;
 }
 
 /* ---- the reader ----------------------------------------------------------- */
@@ -230,6 +234,10 @@ struct hh_reader {
 
   v2dec **v2;        /* per thread, in order of first appearance */
   uint64_t v2_bytes; /* what they hold (hh_reader_model_bytes) */
+  /* What the other tables hold (stacks, threads, modules, marker names,
+   * the maps that find them: hh_reader_table_bytes), and the most that
+   * they and the models may hold (hh_reader_set_memory_limit). */
+  uint64_t table_bytes, mem_limit;
   size_t nv2, v2_cap;
   u64map v2_map; /* thread index -> position in v2 */
 };
@@ -251,11 +259,11 @@ static void set_status(hh_reader *r, hh_read_status st, const char *fmt, ...) {
  * read (the merge decodes event chunks lazily): it replaces a problem found
  * further on in the file, so the status is the one reading in file order
  * gives. */
-static void set_damage(hh_reader *r, uint64_t chunk_no, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_damage(hh_reader *r, uint64_t chunk_no, const char *fmt, ...) {
+static void set_problem(hh_reader *r, hh_read_status st, uint64_t chunk_no, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void set_problem(hh_reader *r, hh_read_status st, uint64_t chunk_no, const char *fmt, ...) {
   if (r->status != HH_READ_OK && r->status_chunk <= chunk_no) return;
-  r->status = HH_READ_DAMAGED;
+  r->status = st;
   r->status_chunk = chunk_no;
   r->done = true;
   va_list ap;
@@ -307,7 +315,49 @@ static void map_release(hh_reader *r, uint64_t low) {
   r->map_dropped = upto;
 }
 
+/* The memory limit of the readers opened from now on (reader.h). */
+static uint64_t default_mem_limit = UINT64_MAX;
+
+void hh_reader_default_memory_limit(uint64_t bytes) { default_mem_limit = bytes ? bytes : UINT64_MAX; }
+
+uint64_t hh_reader_memory_limit_default(void) { return default_mem_limit; }
+
+void hh_reader_set_memory_limit(hh_reader *r, uint64_t bytes) { r->mem_limit = bytes ? bytes : UINT64_MAX; }
+
+uint64_t hh_reader_memory_limit(const hh_reader *r) { return r->mem_limit; }
+
+uint64_t hh_reader_table_bytes(const hh_reader *r) { return r->table_bytes + r->v2_bytes; }
+
+void hh_reader_stop(hh_reader *r, const char *msg) {
+  r->status = HH_READ_LIMIT;
+  r->done = true;
+  snprintf(r->msg, sizeof r->msg, "%s", msg);
+}
+
+/* What malloc adds to each block it gives (glibc: a size word, and blocks
+ * in steps of 16 bytes): counted with each string and record the tables
+ * keep, so that a trace of many tiny names is counted as what it costs. */
+#define BLOCK_OVERHEAD 16u
+
+/* "64 MiB" (a limit for messages; the reader does without base/size.c) */
+static void format_bytes(char *buf, size_t size, uint64_t bytes) {
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
+    snprintf(buf, size, "%" PRIu64 " GiB", bytes >> 30);
+  else if (bytes >= (1ull << 30))
+    snprintf(buf, size, "%.1f GiB", (double)bytes / (1 << 30));
+  else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0)
+    snprintf(buf, size, "%" PRIu64 " MiB", bytes >> 20);
+  else if (bytes >= (1ull << 20))
+    snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
+  else
+    snprintf(buf, size, "%" PRIu64 " bytes", bytes);
+}
+
+void hh_reader_format_bytes(char *buf, size_t size, uint64_t bytes) { format_bytes(buf, size, bytes); }
+
 static hh_reader *reader_init(hh_reader *r, char *err, size_t err_size, const char *name) {
+  r->mem_limit = default_mem_limit;
+  r->id_map.bytes = r->base_map.bytes = r->thread_map.bytes = &r->table_bytes;
   uint8_t h[HH_TRACE_HEADER_BYTES];
   size_t got = src_read(r, h, sizeof h);
   const char *why = NULL;
@@ -737,12 +787,13 @@ static int damaged(hh_reader *r, const cursor *c, const uint8_t *at, const char 
   va_end(ap);
   uint64_t pos = (uint64_t)(at - c->start);
   if (c->raw)
-    set_damage(r, c->chunk_no, "trace damaged at byte offset %" PRIu64 ": %s (chunk %" PRIu64 ")",
-               c->chunk_offset + HH_CHUNK_HEADER_BYTES + pos, buf, c->chunk_no);
+    set_problem(r, HH_READ_DAMAGED, c->chunk_no,
+                "trace damaged at byte offset %" PRIu64 ": %s (chunk %" PRIu64 ")",
+                c->chunk_offset + HH_CHUNK_HEADER_BYTES + pos, buf, c->chunk_no);
   else
-    set_damage(r, c->chunk_no,
-               "trace damaged at byte offset %" PRIu64 ": %s (chunk %" PRIu64 ", decoded byte %" PRIu64 ")",
-               c->chunk_offset, buf, c->chunk_no, pos);
+    set_problem(r, HH_READ_DAMAGED, c->chunk_no,
+                "trace damaged at byte offset %" PRIu64 ": %s (chunk %" PRIu64 ", decoded byte %" PRIu64 ")",
+                c->chunk_offset, buf, c->chunk_no, pos);
   return -1;
 }
 
@@ -818,6 +869,15 @@ static int bad_varint(hh_reader *r, const cursor *c, const uint8_t *rec, unsigne
     c->p += len_;                                                                                \
   } while (0)
 
+/* A marker's or an exec'd program's name, interned (counted once). */
+static const char *intern(hh_reader *r, const char *s, size_t n) {
+  size_t had = r->markers.n, cap = r->markers.cap;
+  const char *name = hh_strset_intern(&r->markers, s, n);
+  if (r->markers.n != had) r->table_bytes += n + 1 + BLOCK_OVERHEAD;
+  r->table_bytes += (r->markers.cap - cap) * sizeof *r->markers.items;
+  return name;
+}
+
 static size_t stack_lookup(const hh_reader *r, uint64_t id) {
   if (id == 0) return 0;
   if (r->dense) return id <= r->nstacks ? (size_t)id : 0;
@@ -835,8 +895,10 @@ static int define_stack(hh_reader *r, const cursor *c, const uint8_t *rec, uint6
     return damaged(r, c, rec, "stack %" PRIu64 " has an undefined parent %" PRIu64, id, parent);
   if (r->nstacks >= UINT32_MAX - 1) return damaged(r, c, rec, "too many stacks (record 0x%02x)", type);
   if (r->nstacks + 2 > r->stacks_cap) {
+    size_t old = r->stacks_cap;
     r->stacks_cap = r->stacks_cap ? r->stacks_cap * 2 : 1024;
     r->stacks = xrealloc(r->stacks, r->stacks_cap * sizeof *r->stacks);
+    r->table_bytes += (r->stacks_cap - old) * sizeof *r->stacks;
   }
   size_t idx = ++r->nstacks;
   if (r->dense && id != idx) {
@@ -861,7 +923,9 @@ static const hh_trace_thread *define_thread(hh_reader *r, uint32_t index, uint64
   t->index = index;
   t->tid = tid;
   t->name = xstrndup(name, n);
+  r->table_bytes += sizeof *t + n + 1 + 2 * BLOCK_OVERHEAD;
   if (r->nall_threads == r->all_threads_cap) {
+    r->table_bytes += (r->all_threads_cap ? r->all_threads_cap : 16) * sizeof *r->all_threads;
     r->all_threads_cap = r->all_threads_cap ? r->all_threads_cap * 2 : 16;
     r->all_threads = xrealloc(r->all_threads, r->all_threads_cap * sizeof *r->all_threads);
   }
@@ -871,6 +935,7 @@ static const hh_trace_thread *define_thread(hh_reader *r, uint32_t index, uint64
     r->threads[pos] = t; /* renamed: the latest name wins; the old one stays valid */
   } else {
     if (r->nthreads == r->threads_cap) {
+      r->table_bytes += (r->threads_cap ? r->threads_cap : 16) * sizeof *r->threads;
       r->threads_cap = r->threads_cap ? r->threads_cap * 2 : 16;
       r->threads = xrealloc(r->threads, r->threads_cap * sizeof *r->threads);
     }
@@ -909,7 +974,39 @@ static int check_thread(hh_reader *r, cursor *c, const hh_event *ev) {
   return 0;
 }
 
+/* Whether the tables are past the memory limit for a record of c in this
+ * pass. Every pass that may grow them looks (not the merge's second look
+ * at a chunk, which only hands out its events). The merge decodes a
+ * program thread's chunk when its queue reaches it, after the chunks it
+ * read ahead: a chunk before the one that reached the limit holds events
+ * that come before that point, as in file order, and is still decoded, up
+ * to half the limit more (its models may grow; the window holds up to
+ * 64 MiB of chunks). */
+static bool over(const hh_reader *r, const cursor *c, enum pass pass) {
+  uint64_t held = r->table_bytes + r->v2_bytes;
+  if (__builtin_expect(held <= r->mem_limit, 1) || pass == PASS_EVENTS) return false;
+  if (pass == PASS_LAZY && r->status == HH_READ_LIMIT && c->chunk_no < r->status_chunk)
+    return held - r->mem_limit > r->mem_limit / 2;
+  return true;
+}
+
+/* The tables have grown past the memory limit: reading stops before the
+ * record at c->p, as at damage there (the events before it still count),
+ * with a status of its own. */
+static int over_limit(hh_reader *r, const cursor *c) {
+  char lim[32];
+  format_bytes(lim, sizeof lim, r->mem_limit);
+  set_problem(r, HH_READ_LIMIT, c->chunk_no,
+              "trace read up to byte offset %" PRIu64 " (chunk %" PRIu64
+              "): its stacks, threads, modules, names and thread models take more than %s, the memory "
+              "limit (HEAPHOOK_MEMORY_LIMIT raises it)",
+              c->chunk_offset + (c->raw ? HH_CHUNK_HEADER_BYTES + (uint64_t)(c->p - c->start) : 0),
+              c->chunk_no, lim);
+  return -1;
+}
+
 static int decode(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) {
+  if (over(r, c, pass)) return over_limit(r, c);
   int rc = c->v2 ? decode_v2(r, c, ev, pass) : decode_record(r, c, ev, pass);
   if (rc == 1 && !c->thread_known && check_thread(r, c, ev) != 0) return -1;
   if (c->v2) return rc;
@@ -995,7 +1092,10 @@ static int decode_record(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) 
       m->segments = segs;
       m->load_epoch = ++r->epoch;
       m->unload_epoch = UINT32_MAX;
+      /* twice: each command that symbolizes keeps a copy (src/symbolize/) */
+      r->table_bytes += 2 * (sizeof *m + npath + 1 + nbid + 1 + b * sizeof *segs + 4 * BLOCK_OVERHEAD);
       if (r->nmodules == r->modules_cap) {
+        r->table_bytes += (r->modules_cap ? r->modules_cap : 64) * sizeof *r->modules;
         r->modules_cap = r->modules_cap ? r->modules_cap * 2 : 64;
         r->modules = xrealloc(r->modules, r->modules_cap * sizeof *r->modules);
       }
@@ -1072,7 +1172,7 @@ static int decode_record(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) 
       if (pass == PASS_DEFS) return 0;
       ev->kind = HH_EV_MARKER;
       ev->time = ticks_ns(r, a);
-      ev->u.marker = hh_strset_intern(&r->markers, s, n);
+      ev->u.marker = intern(r, s, n);
       return 1;
     }
     case HH_REC_END:
@@ -1111,7 +1211,7 @@ static int decode_record(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) 
       }
       r->end_ticks = a;
       r->end_events = b;
-      r->exec_path = hh_strset_intern(&r->markers, s, n);
+      r->exec_path = intern(r, s, n);
       if (pass == PASS_DEFS || pass == PASS_LAZY) return 0;
       ev->kind = HH_EV_EXEC;
       ev->time = ticks_ns(r, a);
@@ -1658,7 +1758,7 @@ int hh_reader_command(const hh_reader *r, const char *const **argv, const char *
  * (PASS_LAZY: a definition found there after all is applied and handed out
  * then; a stack id must be defined by the time its event is decoded). Damage
  * found that late is reported as the reader would have in file order
- * (set_damage), and the chunks after the damaged one that are still
+ * (set_problem), and the chunks after the damaged one that are still
  * buffered are dropped. Decoded payloads are taken over from the reader, not
  * copied, and their buffers recycled. A binary heap of threads keyed by
  * (time of the next event, thread index) picks what comes next. */
@@ -1747,10 +1847,10 @@ static bool unpack(hh_merge *m, mchunk *k) {
   ensure_cap(&buf, &cap, k->cur.unpacked);
   size_t n = ZSTD_decompressDCtx(r->dctx, buf, k->cur.unpacked, k->data, k->len);
   if (ZSTD_isError(n) || n != k->cur.unpacked) {
-    set_damage(r, k->cur.chunk_no,
-               "trace damaged at byte offset %" PRIu64 ": chunk %" PRIu64 " does not decompress (%s)",
-               k->cur.chunk_offset, k->cur.chunk_no,
-               ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong decoded size");
+    set_problem(r, HH_READ_DAMAGED, k->cur.chunk_no,
+                "trace damaged at byte offset %" PRIu64 ": chunk %" PRIu64 " does not decompress (%s)",
+                k->cur.chunk_offset, k->cur.chunk_no,
+                ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong decoded size");
     spare_put(m, buf, cap);
     return false;
   }
@@ -1842,7 +1942,8 @@ static bool queue_advance_into(hh_merge *m, tqueue *q, hh_event *out) {
     int rc;
     if (k->cur.packed && !unpack(m, k))
       rc = -1;
-    else if (k->lazy && k->cur.v2 && k->cur.v5 && k->cur.thread_known)
+    else if (k->lazy && k->cur.v2 && k->cur.v5 && k->cur.thread_known &&
+             m->r->table_bytes + m->r->v2_bytes <= m->r->mem_limit)
       /* what decode() does for the current format, inlined: two calls
        * fewer per event (the report ~8% faster, docs/benchmarks.md) */
       rc = decode_events(m->r, &k->cur, out, PASS_LAZY, 5);

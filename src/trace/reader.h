@@ -18,7 +18,10 @@
  * the events before the problem have been delivered and hh_reader_message
  * says what happened. Hostile input never makes the reader crash or hang,
  * nor take memory for a length it has not seen the bytes of; what it keeps
- * grows with the decoded content, which zstd lets a small file make large. */
+ * grows with the decoded content, which zstd lets a small file make large
+ * (a 16 KB file of THREAD records decodes to 40M of them), so it is held
+ * to a memory limit (hh_reader_set_memory_limit): past it, reading stops
+ * as at damage, with a status of its own. */
 #ifndef HH_TRACE_READER_H
 #define HH_TRACE_READER_H
 
@@ -40,6 +43,7 @@ typedef enum hh_read_status {
   HH_READ_CUT_SHORT, /* the last chunk is incomplete (killed mid-write) */
   HH_READ_DAMAGED,   /* wrong bytes: bad chunk, checksum, record */
   HH_READ_IO_ERROR,  /* read(2) failed */
+  HH_READ_LIMIT,     /* the tables reached the memory limit (or the analysis did: hh_reader_stop) */
 } hh_read_status;
 
 typedef enum hh_ev_kind {
@@ -195,6 +199,30 @@ const char *hh_reader_exec(const hh_reader *r);
  * models): they grow with the allocations and size classes the chunks hold,
  * not with the number of chunks or threads. */
 uint64_t hh_reader_model_bytes(const hh_reader *r);
+
+/* ---- memory ----------------------------------------------------------------
+ * The reader's tables (stacks, threads, modules, marker names, the maps
+ * that find them, the threads' models) are held to a limit of bytes: a
+ * record that finds them past it is not read, and reading ends there as
+ * at damage (the events before it are handed out) with HH_READ_LIMIT and a
+ * message that names the limit. What is counted is what the tables hold,
+ * with 16 bytes of malloc's per string or record; not the chunk buffers,
+ * the merge's window (64 MiB) or the command line (one record's). 0 (or
+ * never set) is no limit. The default applies to readers opened after it
+ * is set: the heaphook command sets it once, before any (docs/trace-format.md,
+ * "The reader's memory"). */
+void hh_reader_default_memory_limit(uint64_t bytes);
+uint64_t hh_reader_memory_limit_default(void); /* UINT64_MAX: none */
+void hh_reader_set_memory_limit(hh_reader *r, uint64_t bytes);
+uint64_t hh_reader_memory_limit(const hh_reader *r); /* UINT64_MAX: none */
+/* What the tables hold now (the models included: hh_reader_model_bytes). */
+uint64_t hh_reader_table_bytes(const hh_reader *r);
+/* A consumer of the events (the analysis) has stopped at its own memory
+ * limit: the status becomes HH_READ_LIMIT with msg, whatever the reader
+ * found further on. Call once the reader is no longer read from. */
+void hh_reader_stop(hh_reader *r, const char *msg);
+/* Bytes for messages: "64 MiB", "2 GiB", "1.5 MiB", "4096 bytes". */
+void hh_reader_format_bytes(char *buf, size_t size, uint64_t bytes);
 
 /* ---- tables ----------------------------------------------------------------*/
 size_t hh_reader_stack_count(const hh_reader *r);

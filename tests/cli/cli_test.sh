@@ -738,6 +738,58 @@ PY
     expect_in err "heaphook report: warning: $work/prog has changed since the recording (build-id differs)"
     grep -q "alloc_small" after && fail "symbols from the wrong binary"
     ;;
+  memory_limit)
+    # Compression bombs: a 16 KB file of ten chunks, each 16 MiB of THREAD
+    # records (the reader keeps each: ~3 GB in all), and a 3 KB file of two
+    # chunks of allocations never freed (the analysis's live blocks). Until
+    # 2026-11-28 nothing held them: the report of the first grew past 3 GB
+    # and aborted ("heaphook: out of memory (24 bytes)", core dumped) or the
+    # OOM killer came. Now every command stops at the memory limit with one
+    # line naming the file, the limit and how to raise it (status 1).
+    bomb=$5
+    "$bomb" threads 10 threads.hhtrace || fail "make_bomb threads"
+    "$bomb" leak 2 leak.hhtrace || fail "make_bomb leak"
+    [ "$(wc -c <threads.hhtrace)" -lt 20000 ] || fail "threads.hhtrace is not small"
+    reader="trace read up to byte offset 107 (chunk 1): its stacks, threads, modules, names and thread models take more than"
+    raise="the memory limit (HEAPHOOK_MEMORY_LIMIT raises it)"
+    for cmd in "report" "report --json" "dump" "flame" "plot -o p.svg" "html -o p.html" "export -f massif -o p.out" \
+      "export -f pprof -o p.out" "export -f speedscope -o p.out"; do
+      # shellcheck disable=SC2086
+      HEAPHOOK_MEMORY_LIMIT=16M "$hh" $cmd threads.hhtrace >out 2>err
+      expect_rc 1 $? "$cmd threads.hhtrace"
+      want="heaphook ${cmd%% *}: threads.hhtrace: $reader 16 MiB, $raise"
+      [ "$(cat err)" = "$want" ] || fail "$cmd: stderr is not the line: $want"$'\n'"--- got:"$'\n'"$(cat err)"
+    done
+    # diff holds both traces: each gets half the limit
+    HEAPHOOK_MEMORY_LIMIT=16M "$hh" diff threads.hhtrace threads.hhtrace >out 2>err
+    expect_rc 1 $? "diff"
+    printf '%s\n' "heaphook diff: A (threads.hhtrace): $reader 8 MiB, $raise" \
+      "heaphook diff: B (threads.hhtrace): $reader 8 MiB, $raise" >want
+    cmp -s err want || fail "diff: stderr:"$'\n'"$(cat err)"
+    # the analysis's live blocks: stopped before the batch that would take
+    # them past the limit, the events before it reported
+    HEAPHOOK_MEMORY_LIMIT=16M "$hh" report leak.hhtrace >out 2>err
+    expect_rc 1 $? "report leak.hhtrace"
+    stopped="analysis stopped after 90111 events (90111 blocks live): the reader's tables (1085 bytes) and the analysis's (16.9 MiB, with the next events) would take more than 16 MiB, $raise"
+    [ "$(cat err)" = "heaphook report: leak.hhtrace: $stopped" ] || fail "report leak.hhtrace: $(cat err)"
+    expect_line out "  allocations    90111"
+    HEAPHOOK_MEMORY_LIMIT=16M "$hh" report --json leak.hhtrace >out 2>/dev/null
+    expect_in out '"status": "memory_limit"'
+    # The default: half of what the process may use, here ulimit -v
+    # (500,000 KiB: 244.1 MiB); the line, not an abort
+    (ulimit -v 500000 && "$hh" report threads.hhtrace >out 2>err)
+    expect_rc 1 $? "report under ulimit -v"
+    [ "$(cat err)" = "heaphook report: threads.hhtrace: $reader 244.1 MiB, $raise" ] ||
+      fail "report under ulimit -v: $(cat err)"
+    HEAPHOOK_MEMORY_LIMIT=lots "$hh" report threads.hhtrace >out 2>err
+    expect_rc 1 $? "a limit that is not a size"
+    expect_line err "heaphook: HEAPHOOK_MEMORY_LIMIT=lots is not a size (bytes, or with K, M, G, T; 0: none)"
+    # a real trace reads whole under a small limit
+    "$hh" run -o t.hhtrace -- "$prog" 2>/dev/null || fail "run"
+    HEAPHOOK_MEMORY_LIMIT=1M "$hh" report t.hhtrace >out 2>err
+    expect_rc 0 $? "report of a real trace under 1 MiB"
+    [ -s err ] && fail "report of a real trace under 1 MiB: $(cat err)"
+    ;;
   *)
     echo "unknown case $case_name" >&2
     exit 2

@@ -92,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char err[256];
   hh_reader *r = hh_reader_open_mem(data, size, err, sizeof err);
   if (!r) return 0;
+  hh_reader_set_memory_limit(r, 256 << 20); /* (as fuzz_reader.c) */
   hh_analyze_options opt = {.max_points = 50, .peak_blocks = true};
   hh_analysis *a = hh_analyze(r, &opt);
   char note[512];

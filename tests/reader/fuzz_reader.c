@@ -18,6 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char err[256];
     hh_reader *r = hh_reader_open_mem(data, size, err, sizeof err);
     if (!r) return 0;
+    /* (a compression bomb stops at a limit, as in the heaphook command,
+     * far under the fuzzer's -rss_limit_mb) */
+    hh_reader_set_memory_limit(r, 256 << 20);
     hh_merge *m = merged ? hh_merge_new(r, 256) : NULL;
     hh_event ev;
     while (m ? hh_merge_next(m, &ev) : hh_reader_next(r, &ev)) {

@@ -121,6 +121,50 @@ static void many_live_blocks(void **state) {
  *    allocated by thread 1 5 us later: an unknown free, and a live block.
  * Before, the first three were unknown frees (four with 0x4000), their
  * allocations leaks, and the hand-off of 0x3000 lost thread 2's block. */
+/* The analysis held to the reader's memory limit: a small file of a
+ * million allocations, none freed (the live blocks grow; the reader's
+ * tables do not), read under 4 MiB. The analysis stops before the batch
+ * that would take its tables past the limit, with every event before it
+ * applied, and the reader's status says so; no limit, it reads all. */
+static void memory_limit(void **state) {
+  (void)state;
+  enum { N = 1000000 };
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 1, 1);
+  tb_thread(&b, 1, 100, "main");
+  for (uint64_t i = 0; i < N; i++) tb_alloc(&b, 0, 1 + i / 1000, 0x10000 + 16 * i, 16, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_ZSTD);
+  tb_chunk_begin(&b, 0, N);
+  tb_end(&b, N, N);
+  tb_chunk_end(&b, HH_CHUNK_ZSTD);
+  assert_true(b.len < 64 * 1024);
+  for (int limited = 1; limited >= 0; limited--) {
+    hh_reader *r = hh_reader_open_mem(b.buf, b.len, NULL, 0);
+    assert_non_null(r);
+    if (limited) hh_reader_set_memory_limit(r, 4 << 20);
+    hh_analysis *a = hh_analyze(r, NULL);
+    if (limited) {
+      assert_int_equal(a->status, HH_READ_LIMIT);
+      assert_string_equal(
+          a->status_message,
+          "analysis stopped after 20479 events (20479 blocks live): the reader's tables (1085 "
+          "bytes) and the analysis's (6.9 MiB, with the next events) would take more than 4 MiB, "
+          "the memory limit (HEAPHOOK_MEMORY_LIMIT raises it)");
+      /* five batches of 4096 (the THREAD record the first's), the sixth
+       * would grow the live table from 2 to 4 MiB (with the old held) */
+      assert_int_equal(a->allocations, 20479);
+      assert_int_equal(a->leaked_blocks, 20479);
+    } else {
+      assert_int_equal(a->status, HH_READ_OK);
+      assert_int_equal(a->allocations, N);
+    }
+    hh_analysis_free(a);
+    hh_reader_close(r);
+  }
+  tb_free_all(&b);
+}
+
 static void handoff(void **state) {
   (void)state;
   tb b;
@@ -500,6 +544,7 @@ int main(void) {
       cmocka_unit_test(temporary_per_thread), cmocka_unit_test(handoff_edges),
       cmocka_unit_test(handoff_many_unknown), cmocka_unit_test(producer_consumer_ticks),
       cmocka_unit_test(owed_frees),           cmocka_unit_test(many_live_blocks),
+      cmocka_unit_test(memory_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1233,6 +1233,75 @@ static void test_file_grown_after_open(void **state) {
   tb_free_all(&b);
 }
 
+/* A small file that decodes to a million THREAD records (renames of one
+ * thread: each kept, ~70 bytes a record) read under a memory limit of
+ * 1 MiB: in file order and merged, the events before that chunk are
+ * handed out, reading stops in it with HH_READ_LIMIT and a message that
+ * names the limit, and the tables hold the limit and less than a step of
+ * growth more. Before, nothing stopped it: a 16 KB file of ten such
+ * chunks took the report past 3 GB until an allocation failed (abort). */
+static void test_memory_limit(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, HH_TRACE_FLAG_STACKS | HH_TRACE_FLAG_ZSTD, 1000000000u);
+  tb_chunk_begin(&b, 0, 0);
+  tb_thread(&b, 1, 100, "main");
+  tb_stack(&b, 1, 0, 0x401000);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 1, 10);
+  for (int i = 0; i < 3; i++) tb_alloc(&b, 0, 10 + i, 0x10000 + 64 * i, 32, 1, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 15);
+  for (int i = 0; i < 1000000; i++) tb_thread(&b, 1, 100, "");
+  size_t bomb = tb_chunk_end(&b, HH_CHUNK_ZSTD);
+  tb_chunk_begin(&b, 1, 20);
+  for (int i = 0; i < 3; i++) tb_alloc(&b, 0, 20 + i, 0x20000 + 64 * i, 32, 1, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 30);
+  tb_end(&b, 30, 6);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  assert_true(b.len < 4096);
+  char want[320];
+  snprintf(
+      want, sizeof want,
+      "trace read up to byte offset %zu (chunk 2): its stacks, threads, modules, names and thread models "
+      "take more than 1 MiB, the memory limit (HEAPHOOK_MEMORY_LIMIT raises it)",
+      bomb);
+  for (int merged = 0; merged < 3; merged++) {
+    char err[256];
+    hh_reader *r = hh_reader_open_mem(b.buf, b.len, err, sizeof err);
+    assert_non_null(r);
+    assert_int_equal(hh_reader_memory_limit(r), UINT64_MAX); /* none unless set */
+    if (merged < 2) hh_reader_set_memory_limit(r, 1 << 20);
+    hh_merge *m = merged ? hh_merge_new(r, 0) : NULL;
+    hh_event ev;
+    size_t allocs = 0, threads = 0;
+    uint64_t last = 0;
+    while (m ? hh_merge_next(m, &ev) : hh_reader_next(r, &ev)) {
+      allocs += ev.kind == HH_EV_ALLOC;
+      threads += ev.kind == HH_EV_THREAD;
+      if (ev.kind == HH_EV_ALLOC) last = ev.time;
+    }
+    if (merged == 2) { /* no limit: all of it */
+      assert_int_equal(hh_reader_status(r), HH_READ_OK);
+      assert_int_equal(allocs, 6);
+      assert_int_equal(threads, 1000001);
+    } else {
+      assert_int_equal(hh_reader_status(r), HH_READ_LIMIT);
+      assert_string_equal(hh_reader_message(r), want);
+      assert_int_equal(allocs, 3);
+      assert_int_equal(last, 12);
+      if (threads < 1000 || threads > 100000) fail_msg("%zu THREAD records", threads);
+      uint64_t bytes = hh_reader_table_bytes(r);
+      if (bytes <= 1 << 20 || bytes > (1 << 20) + (256 << 10))
+        fail_msg("the tables hold %lu bytes", (unsigned long)bytes);
+    }
+    if (m) hh_merge_free(m);
+    hh_reader_close(r);
+  }
+  tb_free_all(&b);
+}
+
 static void test_read_from_file(void **state) {
   (void)state;
   tb b;
@@ -1283,6 +1352,7 @@ int main(void) {
       cmocka_unit_test(test_sampled_weights_and_clock),
       cmocka_unit_test(test_modules_epochs_and_renames),
       cmocka_unit_test(test_read_from_file),
+      cmocka_unit_test(test_memory_limit),
       cmocka_unit_test(test_file_grown_after_open),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

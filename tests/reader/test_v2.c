@@ -825,6 +825,52 @@ static void full_histories(void **state) {
   tb_free_all(&v.file);
 }
 
+/* The models held to the memory limit: 8 threads of 65,536 allocations
+ * (~640 KiB of models each, in ~1 KB of file) read under a limit of 2 MiB,
+ * in file order and merged (whose decoding of the current format skips
+ * decode(): the limit is looked at there too). Reading stops at the limit
+ * with its status and message; what came before is handed out; the
+ * models stay within a step of their growth past the limit. */
+static void models_at_the_memory_limit(void **state) {
+  (void)state;
+  enum { N = 8, ALLOCS = 65536 };
+  v2file v;
+  v2_begin(&v, 0);
+  hh_tr_model *m = hh__tr_model_new();
+  for (uint32_t t = 1; t <= N; t++) {
+    rows_begin(&v, t, t);
+    for (uint64_t i = 0; i < ALLOCS; i++) tb_alloc(&v.rows, 0, t, 0x10000000ull * t + 32 * i, 16, 0, 0);
+    rows_end_fresh(&v, m, HH_CHUNK_ZSTD);
+  }
+  hh__tr_model_reset(m);
+  for (int merged = 0; merged < 2; merged++) {
+    char err[256];
+    hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, err, sizeof err);
+    assert_non_null(r);
+    hh_reader_set_memory_limit(r, 2 << 20);
+    hh_merge *mg = merged ? hh_merge_new(r, 0) : NULL;
+    hh_event ev;
+    size_t allocs = 0;
+    while (merged ? hh_merge_next(mg, &ev) : hh_reader_next(r, &ev)) allocs += ev.kind == HH_EV_ALLOC;
+    assert_int_equal(hh_reader_status(r), HH_READ_LIMIT);
+    const char *msg = hh_reader_message(r);
+    if (strncmp(msg, "trace read up to byte offset ", 29) != 0 ||
+        !strstr(msg,
+                "): its stacks, threads, modules, names and thread models take more than 2 MiB, the memory "
+                "limit (HEAPHOOK_MEMORY_LIMIT raises it)"))
+      fail_msg("merged %d: %s", merged, msg);
+    /* three threads' whole histories fit, the fourth's not */
+    if (allocs < 3 * ALLOCS || allocs >= 4 * ALLOCS) fail_msg("merged %d: %zu allocations", merged, allocs);
+    uint64_t bytes = hh_reader_table_bytes(r);
+    if (bytes <= 2 << 20 || bytes > (2 << 20) + (512 << 10))
+      fail_msg("merged %d: the tables hold %lu bytes", merged, (unsigned long)bytes);
+    if (mg) hh_merge_free(mg);
+    hh_reader_close(r);
+  }
+  v2_end(&v);
+  tb_free_all(&v.file);
+}
+
 /* Many threads that reuse freed blocks through their LIFOs, many size
  * classes in one thread (the class map grows, then gives way to the direct
  * index past 32 classes): every address right. */
@@ -999,6 +1045,7 @@ int main(void) {
       cmocka_unit_test(thread_index_flips_are_damage),
       cmocka_unit_test(huge_size_is_damage),
       cmocka_unit_test(hostile_many_threads),
+      cmocka_unit_test(models_at_the_memory_limit),
       cmocka_unit_test(many_threads_many_classes),
       cmocka_unit_test(full_histories),
       cmocka_unit_test(merge_in_batches),
