@@ -24,6 +24,9 @@ int hh_cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Prints "heaphook[ cmd]: <message>" to stderr. */
 void hh_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A failed allocation (trace/xalloc.h): says so, naming the trace being
+ * read, and ends the process with status 1. */
+__attribute__((noreturn)) void hh_tool_out_of_memory(size_t bytes);
 struct option;
 /* After getopt_long returned c, '?' or ':': what was wrong with the option
  * it could not take, as the user wrote it ("unknown option -x", also

@@ -298,7 +298,31 @@ const char *hh_cli_duration(char *buf, size_t size, uint64_t ns) {
   return buf;
 }
 
+/* The trace being read, for a failed allocation's message. */
+static const char *reading_cmd, *reading_path;
+
+/* (trace/xalloc.h) An allocation that failed, anywhere in reading, analysing
+ * or writing: one line naming the trace, and status 1, where it aborted
+ * (core dumped) saying "heaphook: out of memory (N bytes)". Other threads
+ * may be running (the reading thread, the symbols thread): the process ends
+ * at once, without exit handlers (what stdio holds of standard output is
+ * not written: the output is not whole). */
+void hh_tool_out_of_memory(size_t bytes) {
+  char what[64];
+  hh__format_size(what, sizeof what, bytes);
+  if (reading_path)
+    hh_cli_error(reading_cmd,
+                 "%s: out of memory (%s more could not be had; HEAPHOOK_MEMORY_LIMIT lower stops the "
+                 "reading with a report instead)",
+                 reading_path, what);
+  else
+    hh_cli_error(reading_cmd, "out of memory (%s more could not be had)", what);
+  _exit(HH_EXIT_FAIL);
+}
+
 hh_reader *hh_cli_open_trace(const char *cmd, const char *path) {
+  reading_cmd = cmd;
+  reading_path = path;
   char err[512];
   hh_reader *r = hh_reader_open(path, err, sizeof err);
   if (!r) hh_cli_error(cmd, "%s", err);

@@ -1,8 +1,10 @@
 /* Allocation that cannot fail, for the tool side (the trace reader, the
- * symbolizer, the analysis, the heaphook command): out of memory, it prints
- * "heaphook: out of memory (N bytes)" and aborts. Header-only so that the
- * tests and the fuzzer that compile reader.c or symbolize.c on their own
- * need nothing more. Never used by the hook layer. */
+ * symbolizer, the analysis, the heaphook command): out of memory, it calls
+ * hh_tool_out_of_memory where the program defines it (the heaphook command:
+ * one line naming the trace, exit status 1), else prints "heaphook: out of
+ * memory (N bytes)" and aborts. Header-only so that the tests and the
+ * fuzzer that compile reader.c or symbolize.c on their own need nothing
+ * more. Never used by the hook layer. */
 #ifndef HH_TRACE_XALLOC_H
 #define HH_TRACE_XALLOC_H
 
@@ -10,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Does not return. (weak: NULL where the program has none) */
+__attribute__((weak)) void hh_tool_out_of_memory(size_t bytes);
+
 __attribute__((noreturn, cold, unused)) static void hh_out_of_memory(size_t bytes) {
+  if (hh_tool_out_of_memory) hh_tool_out_of_memory(bytes);
   fprintf(stderr, "heaphook: out of memory (%zu bytes)\n", bytes);
   abort();
 }

@@ -781,6 +781,12 @@ PY
     expect_rc 1 $? "report under ulimit -v"
     [ "$(cat err)" = "heaphook report: threads.hhtrace: $reader 244.1 MiB, $raise" ] ||
       fail "report under ulimit -v: $(cat err)"
+    # No limit (0): an allocation fails, and that is one line naming the
+    # trace too, status 1 (it aborted)
+    (ulimit -v 500000 && HEAPHOOK_MEMORY_LIMIT=0 "$hh" report threads.hhtrace >out 2>err)
+    expect_rc 1 $? "report with no limit under ulimit -v"
+    [ "$(wc -l <err)" = 1 ] && grep -qE '^heaphook report: threads.hhtrace: out of memory \([0-9.]+ [KMG]?i?B more could not be had; HEAPHOOK_MEMORY_LIMIT lower stops the reading with a report instead\)$' err ||
+      fail "report with no limit under ulimit -v: $(cat err)"
     HEAPHOOK_MEMORY_LIMIT=lots "$hh" report threads.hhtrace >out 2>err
     expect_rc 1 $? "a limit that is not a size"
     expect_line err "heaphook: HEAPHOOK_MEMORY_LIMIT=lots is not a size (bytes, or with K, M, G, T; 0: none)"
