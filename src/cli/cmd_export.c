@@ -95,8 +95,12 @@ int hh_cmd_export(int argc, char **argv) {
       wrc = hh_write_massif(out, &l.profile, l.command, 0);
     else
       wrc = hh_write_speedscope(out, &l.profile, l.command);
-    if (wrc != 0) hh_cli_error("export", "out of memory");
+    if (wrc == HH_WRITE_LIMIT)
+      hh_cli_memory_limit_error("export", path, "massif's allocation tree", &l.profile);
+    else if (wrc != 0)
+      hh_cli_error("export", "out of memory");
     if (hh_cli_close_output("export", out, output) != 0) wrc = -1;
+    if (wrc == HH_WRITE_LIMIT) hh_cli_discard_output(output); /* (a file cut in its tree) */
   }
   rc = wrc != 0 ? HH_EXIT_FAIL : l.status;
   hh_loaded_free(&l);

@@ -87,7 +87,10 @@ int hh_cmd_flame(int argc, char **argv) {
   snprintf(title, sizeof title, "%s: %s", hh_cost_name(cost), l.command);
   int wrc =
       svg ? hh_write_flame_svg(out, &l.profile, cost, title) : hh_write_collapsed(out, &l.profile, cost);
-  if (wrc != 0) hh_cli_error("flame", "out of memory");
+  if (wrc == HH_WRITE_LIMIT)
+    hh_cli_memory_limit_error("flame", path, "the collapsed stacks", &l.profile);
+  else if (wrc != 0)
+    hh_cli_error("flame", "out of memory");
   if (hh_cli_close_output("flame", out, output) != 0) wrc = -1;
   rc = wrc != 0 ? HH_EXIT_FAIL : l.status;
   hh_loaded_free(&l);

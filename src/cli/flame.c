@@ -150,6 +150,9 @@ int hh_write_collapsed(FILE *out, const hh_profile *p, hh_cost cost) {
   names names = {0};
   size_t n = 0;
   int rc = 0;
+  /* the lines and their paths, each with malloc's 16 bytes (the names
+   * are the symbolizer's, a few per frame) */
+  uint64_t left = hh_profile_memory_left(p), held = (uint64_t)p->nsamples * sizeof *lines;
   for (size_t i = 0; i < p->nsamples; i++) {
     uint64_t c = hh_site_cost(hh_profile_site(p, i), cost);
     if (c == 0) continue;
@@ -159,6 +162,11 @@ int hh_write_collapsed(FILE *out, const hh_profile *p, hh_cost cost) {
       goto done;
     }
     lines[n++].cost = c;
+    held += strlen(lines[n - 1].path) + 1 + 16;
+    if (held > left) {
+      rc = HH_WRITE_LIMIT;
+      goto done;
+    }
   }
   qsort(lines, n, sizeof *lines, by_path);
   for (size_t i = 0; i < n;) {

@@ -144,6 +144,10 @@ static int put_heap_tree(FILE *out, const hh_profile *p, hh_cost cost) {
   t.nodes[0] = (mnode){0};
   t.n = 1;
   const hh_frame *frames[HH_PROFILE_MAX_DEPTH];
+  /* The tree is inverted: each site's innermost frame first, so sites
+   * under one deep prefix each have a branch of their own (a node per
+   * site and frame, up to 256). */
+  uint64_t left = hh_profile_memory_left(p);
   for (size_t i = 0; i < p->nsamples; i++) {
     uint64_t bytes = hh_site_cost(hh_profile_site(p, i), cost);
     if (bytes == 0) continue;
@@ -154,6 +158,10 @@ static int put_heap_tree(FILE *out, const hh_profile *p, hh_cost cost) {
       node = child(&t, node, frames[f]);
       if (node == (size_t)-1) goto done;
       t.nodes[node].bytes += bytes;
+    }
+    if ((uint64_t)t.cap * sizeof *t.nodes + (uint64_t)t.index.n * sizeof *t.index.slot > left) {
+      rc = HH_WRITE_LIMIT;
+      goto done;
     }
   }
   rc = put_tree(out, &t, 0, 0, t.nodes[0].bytes);

@@ -36,6 +36,23 @@ char *hh_frame_name_dup(const hh_frame *f) {
   return buf ? (char *)hh_frame_name(f, buf, size) : NULL;
 }
 
+uint64_t hh_profile_memory_left(const hh_profile *p) {
+  const hh_reader *r = p->analysis ? p->analysis->reader : NULL;
+  if (!r || hh_reader_memory_limit(r) == UINT64_MAX) return UINT64_MAX;
+  uint64_t limit = hh_reader_memory_limit(r), held = hh_reader_table_bytes(r);
+  return held < limit ? limit - held : 0;
+}
+
+void hh_cli_memory_limit_error(const char *cmd, const char *path, const char *what, const hh_profile *p) {
+  char left[32];
+  hh_reader_format_bytes(left, sizeof left, hh_profile_memory_left(p));
+  fprintf(
+      stderr,
+      "heaphook %s: %s: %s would take more than the %s the memory limit leaves beside the reader's tables "
+      "(HEAPHOOK_MEMORY_LIMIT raises it)\n",
+      cmd, path, what, left);
+}
+
 const char *hh_trace_note(const hh_analysis *a, char *buf, size_t size) {
   if (a->status == HH_READ_OK) return NULL;
   snprintf(buf, size, "%s: %s", a->status == HH_READ_NO_END ? "warning" : "error",

@@ -77,10 +77,25 @@ char *hh_frame_name_dup(const hh_frame *f);
 /* The file name of a path (after the last '/'). */
 const char *hh_basename(const char *path);
 
+/* What a writer may still hold of its own under the reader's memory limit
+ * (docs/trace-format.md, "The reader's memory"): the limit less what the
+ * reader's tables hold; UINT64_MAX without a limit or a reader. Writers
+ * whose memory grows with the sites times their depth (collapsed stacks,
+ * massif's inverted tree: a few MB of crafted stacks under one deep
+ * prefix made GBs of them) return HH_WRITE_LIMIT past it. */
+uint64_t hh_profile_memory_left(const hh_profile *p);
+#define HH_WRITE_LIMIT (-2)
+/* The line for HH_WRITE_LIMIT: "heaphook CMD: PATH: WHAT would take more
+ * than the N MiB the memory limit leaves beside the reader's tables
+ * (HEAPHOOK_MEMORY_LIMIT raises it)". */
+void hh_cli_memory_limit_error(const char *cmd, const char *path, const char *what, const hh_profile *p);
+
 /* ---- flame.c ---------------------------------------------------------------
  * Collapsed stacks: "outer;...;inner N" lines, outermost frame first,
  * frames as function names, one line per distinct path (sites with the same
- * path are added up), sorted by path; sites with cost 0 left out. */
+ * path are added up), sorted by path; sites with cost 0 left out. Returns
+ * 0, -1 when out of memory, HH_WRITE_LIMIT when the lines would take more
+ * than hh_profile_memory_left (nothing written then). */
 int hh_write_collapsed(FILE *out, const hh_profile *p, hh_cost cost);
 /* An SVG flame graph: widths proportional to cost, roots at the bottom,
  * each box with a <title> "function (N unit, P%)" shown on hover. */
@@ -90,7 +105,9 @@ int hh_write_flame_svg(FILE *out, const hh_profile *p, hh_cost cost, const char 
  * valgrind massif's massif.out format (ms_print, massif-visualizer): one
  * snapshot per timeline point (at most max_snapshots, 0: 100), times in
  * milliseconds; the peak snapshot ("heap_tree=peak") and the last one
- * (what is live at the end) carry the allocation tree. */
+ * (what is live at the end) carry the allocation tree. Returns 0, -1 when
+ * out of memory, HH_WRITE_LIMIT when a tree would take more than
+ * hh_profile_memory_left. */
 int hh_write_massif(FILE *out, const hh_profile *p, const char *cmd, size_t max_snapshots);
 
 /* ---- pprof.c ---------------------------------------------------------------

@@ -787,6 +787,23 @@ PY
     expect_rc 1 $? "report with no limit under ulimit -v"
     [ "$(wc -l <err)" = 1 ] && grep -qE '^heaphook report: threads.hhtrace: out of memory \([0-9.]+ [KMG]?i?B more could not be had; HEAPHOOK_MEMORY_LIMIT lower stops the reading with a report instead\)$' err ||
       fail "report with no limit under ulimit -v: $(cat err)"
+    # Call sites under one deep prefix (~180 KB): collapsed stacks and
+    # massif's tree hold a path or a branch per site (here 20,000 sites of
+    # 256 frames: 50 and 160 MB; a 2.6 MB file of 300,000 took export
+    # --format massif to 5.9 GB), held to what the limit leaves
+    "$bomb" deep 20 deep.hhtrace || fail "make_bomb deep"
+    left="would take more than the 31.2 MiB the memory limit leaves beside the reader's tables (HEAPHOOK_MEMORY_LIMIT raises it)"
+    HEAPHOOK_MEMORY_LIMIT=32M "$hh" flame deep.hhtrace >out 2>err
+    expect_rc 1 $? "flame deep.hhtrace"
+    [ "$(cat err)" = "heaphook flame: deep.hhtrace: the collapsed stacks $left" ] || fail "flame deep.hhtrace: $(cat err)"
+    [ -s out ] && fail "flame deep.hhtrace wrote lines"
+    HEAPHOOK_MEMORY_LIMIT=32M "$hh" export -f massif -o m.out deep.hhtrace >out 2>err
+    expect_rc 1 $? "export massif deep.hhtrace"
+    [ "$(cat err)" = "heaphook export: deep.hhtrace: massif's allocation tree $left" ] ||
+      fail "export massif deep.hhtrace: $(cat err)"
+    [ -e m.out ] && fail "export massif deep.hhtrace left its file"
+    HEAPHOOK_MEMORY_LIMIT=256M "$hh" flame deep.hhtrace >out 2>err
+    expect_rc 0 $? "flame deep.hhtrace under 256 MiB"
     HEAPHOOK_MEMORY_LIMIT=lots "$hh" report threads.hhtrace >out 2>err
     expect_rc 1 $? "a limit that is not a size"
     expect_line err "heaphook: HEAPHOOK_MEMORY_LIMIT=lots is not a size (bytes, or with K, M, G, T; 0: none)"

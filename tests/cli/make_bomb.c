@@ -2,7 +2,10 @@
  * make_bomb KIND CHUNKS OUT. Each chunk after the first is 16 MiB of
  * records zstd makes ~1.6 KB of: KIND threads, THREAD records (renames of
  * thread 1: the reader keeps each); leak, allocations never freed (the
- * analysis's live blocks). No END: the reading stops before it anyway. */
+ * analysis's live blocks). No END: the reading stops before it anyway.
+ * KIND deep: CHUNKS thousand call sites under one prefix of 300 frames
+ * (collapsed stacks and massif's inverted tree: a path or a branch of 256
+ * frames per site), with END. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,16 +14,29 @@
 #include "trace_builder.h"
 
 int main(int argc, char **argv) {
-  if (argc != 4 || (strcmp(argv[1], "threads") != 0 && strcmp(argv[1], "leak") != 0)) {
-    fprintf(stderr, "usage: make_bomb threads|leak CHUNKS OUT\n");
+  if (argc != 4 ||
+      (strcmp(argv[1], "threads") != 0 && strcmp(argv[1], "leak") != 0 && strcmp(argv[1], "deep") != 0)) {
+    fprintf(stderr, "usage: make_bomb threads|leak|deep CHUNKS OUT\n");
     return 2;
   }
-  bool leak = strcmp(argv[1], "leak") == 0;
+  bool leak = strcmp(argv[1], "leak") == 0, deep = strcmp(argv[1], "deep") == 0;
   int chunks = atoi(argv[2]);
   tb b;
-  tb_init(&b, HH_TRACE_FLAG_ZSTD, 1000000000u);
+  tb_init(&b, HH_TRACE_FLAG_ZSTD | (deep ? HH_TRACE_FLAG_STACKS : 0), 1000000000u);
   tb_chunk_begin(&b, 0, 0);
   tb_thread(&b, 1, 100, "main");
+  if (deep) {
+    uint64_t sites = 1000 * (uint64_t)chunks;
+    for (uint64_t id = 1; id <= 300; id++) tb_stack(&b, id, id - 1, 0x400000 + 16 * id);
+    for (uint64_t i = 0; i < sites; i++) tb_stack(&b, 301 + i, 300, 0x800000 + 16 * i);
+    tb_chunk_end(&b, HH_CHUNK_ZSTD);
+    tb_chunk_begin(&b, 1, 1);
+    for (uint64_t i = 0; i < sites; i++) tb_alloc(&b, 0, 1, 0x10000 + 16 * i, 16, 301 + i, 0);
+    tb_chunk_end(&b, HH_CHUNK_ZSTD);
+    tb_chunk_begin(&b, 0, 2);
+    tb_end(&b, 2, sites);
+    chunks = 0;
+  }
   tb_chunk_end(&b, HH_CHUNK_ZSTD);
   uint64_t addr = 0x10000;
   for (int c = 0; c < chunks; c++) {
