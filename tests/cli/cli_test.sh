@@ -804,6 +804,15 @@ PY
     [ -e m.out ] && fail "export massif deep.hhtrace left its file"
     HEAPHOOK_MEMORY_LIMIT=256M "$hh" flame deep.hhtrace >out 2>err
     expect_rc 0 $? "flame deep.hhtrace under 256 MiB"
+    # Markers: the analysis keeps each (16 bytes), and the chart drew each:
+    # a 16 KB file of 40M took plot to 24 GB until the OOM killer came
+    # (326 s). Under 4 MiB the analysis stops at ~130,000 of them, which
+    # the chart drew one by one; it draws one a pixel.
+    "$bomb" markers 1 markers.hhtrace || fail "make_bomb markers"
+    HEAPHOOK_MEMORY_LIMIT=4M "$hh" plot -o m.svg markers.hhtrace >out 2>err
+    expect_rc 1 $? "plot markers.hhtrace"
+    expect_in err "heaphook plot: markers.hhtrace: analysis stopped after 0 events (0 blocks live): "
+    [ "$(wc -c <m.svg)" -lt 1000000 ] || fail "plot markers.hhtrace: an SVG of $(wc -c <m.svg) bytes"
     HEAPHOOK_MEMORY_LIMIT=lots "$hh" report threads.hhtrace >out 2>err
     expect_rc 1 $? "a limit that is not a size"
     expect_line err "heaphook: HEAPHOOK_MEMORY_LIMIT=lots is not a size (bytes, or with K, M, G, T; 0: none)"

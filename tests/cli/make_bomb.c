@@ -2,7 +2,8 @@
  * make_bomb KIND CHUNKS OUT. Each chunk after the first is 16 MiB of
  * records zstd makes ~1.6 KB of: KIND threads, THREAD records (renames of
  * thread 1: the reader keeps each); leak, allocations never freed (the
- * analysis's live blocks). No END: the reading stops before it anyway.
+ * analysis's live blocks); markers, MARKER records at one time (the
+ * analysis keeps each). No END: the reading stops before it anyway.
  * KIND deep: CHUNKS thousand call sites under one prefix of 300 frames
  * (collapsed stacks and massif's inverted tree: a path or a branch of 256
  * frames per site), with END. */
@@ -14,12 +15,13 @@
 #include "trace_builder.h"
 
 int main(int argc, char **argv) {
-  if (argc != 4 ||
-      (strcmp(argv[1], "threads") != 0 && strcmp(argv[1], "leak") != 0 && strcmp(argv[1], "deep") != 0)) {
-    fprintf(stderr, "usage: make_bomb threads|leak|deep CHUNKS OUT\n");
+  if (argc != 4 || (strcmp(argv[1], "threads") != 0 && strcmp(argv[1], "leak") != 0 &&
+                    strcmp(argv[1], "deep") != 0 && strcmp(argv[1], "markers") != 0)) {
+    fprintf(stderr, "usage: make_bomb threads|leak|markers|deep CHUNKS OUT\n");
     return 2;
   }
-  bool leak = strcmp(argv[1], "leak") == 0, deep = strcmp(argv[1], "deep") == 0;
+  bool leak = strcmp(argv[1], "leak") == 0, deep = strcmp(argv[1], "deep") == 0,
+       markers = strcmp(argv[1], "markers") == 0;
   int chunks = atoi(argv[2]);
   tb b;
   tb_init(&b, HH_TRACE_FLAG_ZSTD | (deep ? HH_TRACE_FLAG_STACKS : 0), 1000000000u);
@@ -45,6 +47,8 @@ int main(int argc, char **argv) {
       if (leak) {
         addr += 16;
         tb_alloc(&b, 0, 1, addr, 16, 0, 0);
+      } else if (markers) {
+        tb_marker(&b, 1, "m");
       } else {
         tb_thread(&b, 1, 100, "");
       }
