@@ -1595,6 +1595,23 @@ PY
         fail "pthread_exit, round $round: trace not whole"
     done
     ;;
+  vfork_flush)
+    # A vfork child hands its thread's buffer over before the writer thread
+    # exists (vfork_flush.c): it must not start the writer, which would be
+    # the child's and end with it, while the parent took it to be running
+    # (the parent's next buffer waited for it for good). Every allocation of
+    # both is in the parent's trace, the child's recorded on main's thread.
+    for w in 1 4; do
+      rm -f "$dir"/v.*.hhtrace
+      bounded "$w writers" 0 "vfork done" env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_WRITERS=$w \
+        HEAPHOOK_OUTPUT="$dir/v.%p.hhtrace" "$HH_VFORK_FLUSH"
+      [ ! -s err ] || fail "$w writers: stderr: $(cat err)"
+      t=$(one_file "$dir/v.*.hhtrace")
+      read_whole "$t" "$w writers"
+      n=$(site_counts "$t" child_churn parent_churn)
+      [ "$n" = "100000 300000" ] || fail "$w writers: allocations of child_churn, parent_churn: $n"
+    done
+    ;;
   split_dwarf)
     # A program built with split DWARF (split_dwarf.c): its inlined frame
     # and lines come from its .dwo file.

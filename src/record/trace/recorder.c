@@ -784,8 +784,13 @@ static void flush_thread_locked(tstate *ts, hh_unwind_off mask) {
   if (!handover_begin(ts)) return;
   /* Sampled mode writes few chunks: the thread compresses its own rather
    * than start a writer thread, whose mere existence turns glibc's
-   * single-thread fast paths off for the whole process (2-4 ns a call). */
-  if (hh__tr_opt.sample == 0 && atomic_load(&writer_state) == 0) start_writer(mask.mask);
+   * single-thread fast paths off for the whole process (2-4 ns a call).
+   * Never from a vfork child (as in periodic_records): the writer would be
+   * the child's and end with it, while the parent, which shares this
+   * state, took it to be running, and its threads waited for it for good
+   * (trace.vfork_flush). The child writes the chunk itself. */
+  if (hh__tr_opt.sample == 0 && atomic_load(&writer_state) == 0 && (pid_t)syscall(SYS_getpid) == owner_pid)
+    start_writer(mask.mask);
   for (unsigned turns = 0;;) {
     spin_lock(&ts->lock);
     if (ts->closed) {
