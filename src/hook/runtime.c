@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "alloc/libc/libc_allocator.h"
@@ -15,6 +16,7 @@
 #include "base/backoff.h"
 #include "base/env.h"
 #include "base/glibc.h"
+#include "base/handlers.h"
 #include "base/log.h"
 #include "base/own_fd.h"
 #include "block.h"
@@ -232,6 +234,12 @@ static void keep_stderr(void) {
   errno = saved;
 }
 
+/* The process whose exit stops the recorders: the one that started the
+ * hook, then each forked child (fork handlers run there; not in a vfork
+ * child, which shares its parent's memory). */
+static pid_t owner_pid;
+static void owner_is_child(void) { owner_pid = (pid_t)syscall(SYS_getpid); }
+
 static void start_up(void) {
   const hh_allocator *a;
   if (test_setup)
@@ -262,6 +270,8 @@ static void start_up(void) {
   if (!test_setup && record == NULL && hh__default_record != NULL) record = hh__default_record;
   place_recorders(record);
   hh__fork_gate_register(); /* (after the allocator's and the recorders' fork handlers) */
+  owner_pid = (pid_t)syscall(SYS_getpid);
+  hh__atfork(NULL, NULL, owner_is_child);
   keep_stderr();
   atomic_store(&hh__recording, hh__rt.n_recorders > 0);
 }
@@ -305,6 +315,22 @@ static int open_log(bool to_log) {
 
 void hh__shutdown(void) {
   if (atomic_load(&hh__state) != HH_READY) return;
+  /* A vfork child that calls exit() (after a failed exec, say) runs the
+   * exit handlers in its parent's memory, and glibc marks them run there:
+   * the parent's exit will run none of them, ours included. Stopping here
+   * ended the parent's recording: its trace got END and silently lost
+   * every later event. The recording goes on instead: the parent's trace
+   * ends without END (read as cut short) unless it ends by _exit, which
+   * heaphook's own _exit finishes; the child says so. */
+  pid_t pid = (pid_t)syscall(SYS_getpid);
+  if (pid != owner_pid) {
+    hh__dprint(2,
+               "heaphook: a vfork child (pid %d) called exit(): its parent's exit handlers ran in it, and "
+               "heaphook's "
+               "will not run in the parent (pid %d): the parent's trace and reports lose their end\n",
+               (int)pid, (int)owner_pid);
+    return;
+  }
   int saved = errno;
   bool was = atomic_exchange(&hh__recording, false);
   if (atomic_load(&hh__fast.path) == HH_PATH_SAMPLED) atomic_store(&hh__fast.path, HH_PATH_MARKED);

@@ -1612,6 +1612,22 @@ PY
       [ "$n" = "100000 300000" ] || fail "$w writers: allocations of child_churn, parent_churn: $n"
     done
     ;;
+  vfork_exit)
+    # A vfork child ends by exit() after a failed exec (vfork_exit.c): the
+    # exit handlers run in its parent's memory. The child said so, and
+    # heaphook's stop was left to the parent, which ends by _exit: before,
+    # the child's exit wrote END and turned recording off, and the parent's
+    # 300,000 later allocations were lost from a trace that read as whole.
+    rm -f "$dir"/ve.*.hhtrace
+    bounded "vfork exit" 0 "child status 127; vfork exit done" env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace \
+      HEAPHOOK_OUTPUT="$dir/ve.%p.hhtrace" "$HH_VFORK_EXIT"
+    grep -qx "heaphook: a vfork child (pid [0-9]*) called exit(): its parent's exit handlers ran in it, and heaphook's will not run in the parent (pid [0-9]*): the parent's trace and reports lose their end" err ||
+      fail "stderr: $(cat err)"
+    [ "$(wc -l <err)" = 1 ] || fail "stderr: $(cat err)"
+    t=$(one_file "$dir/ve.*.hhtrace")
+    read_whole "$t" "vfork exit"
+    [ "$(site_counts "$t" after)" = 300000 ] || fail "allocations of after: $(site_counts "$t" after)"
+    ;;
   split_dwarf)
     # A program built with split DWARF (split_dwarf.c): its inlined frame
     # and lines come from its .dwo file.
