@@ -293,14 +293,15 @@ typedef struct job {
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static job queue[QUEUE];
 static unsigned q_head, q_count;
-/* Held by whoever writes queued chunks: the writer, or the exit's flush;
- * also by a fork, so that the child inherits no chunk half written. glibc's
- * mutex is not fair: a writer that always has work (threads allocating
- * without pause) would retake it at once, every time, and a fork could wait
- * for the whole queue. The others take it with write_lock_take, which the
- * writer lets go first, so they wait for one chunk at most. */
-/* (Exclusive holders wait for the chunks under way, and new ones wait for
- * them: a writer-preferring lock.) */
+/* Held shared by whoever writes a queued chunk (the writer, its helpers);
+ * exclusively by what needs no chunk under way: the exit's flush, a fork
+ * (so that the child inherits no chunk half written), an exec, the idle
+ * scan, reclaiming states. Writers that always have work (threads
+ * allocating without pause) would retake it at once, every time, and a
+ * fork could wait for the whole queue: the lock prefers those that want
+ * it exclusively (new shared holders wait for them), and the writers also
+ * let them go first (write_lock_wanted), so they wait for the chunks under
+ * way at most. */
 #define WRITE_LOCK_INIT PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
 static pthread_rwlock_t write_lock = WRITE_LOCK_INIT;
 static atomic_int write_lock_wanted; /* threads in write_lock_take */
