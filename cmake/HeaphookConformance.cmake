@@ -28,6 +28,7 @@ set(HH_CONFORMANCE_CHECKS
     ${HH_CONFORMANCE_DIR}/checks_content.c
     ${HH_CONFORMANCE_DIR}/checks_random.c
     ${HH_CONFORMANCE_DIR}/checks_threads.c
+    ${HH_CONFORMANCE_DIR}/checks_libc.c
     CACHE INTERNAL "Check sources of the allocator conformance suite")
 
 # Wall-clock limits of the tests, in seconds: the suite takes a few seconds

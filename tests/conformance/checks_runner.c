@@ -29,7 +29,8 @@
 #define DEFAULT_MAX_RSS_MB 2048
 
 static const struct hh_check *const all_tables[] = {
-    hh_checks_semantics, hh_checks_alignment, hh_checks_content, hh_checks_random, hh_checks_threads,
+    hh_checks_semantics, hh_checks_alignment, hh_checks_content,
+    hh_checks_random,    hh_checks_threads,   hh_checks_libc,
 };
 
 /* ---- shared helpers ---------------------------------------------------- */

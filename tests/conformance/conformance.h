@@ -41,6 +41,9 @@ struct hh_api {
   void *(*valloc)(size_t);
   void *(*pvalloc)(size_t);
   size_t (*malloc_usable_size)(void *);
+  /* 1 when these are the libc names themselves (hh_conformance): blocks
+   * that glibc makes for the program (strdup...) are then theirs too. */
+  int libc_names;
 };
 
 /* Runs the suite (or the checks selected by argv[1]) against api and returns
@@ -78,6 +81,7 @@ extern const struct hh_check hh_checks_alignment[];
 extern const struct hh_check hh_checks_content[];
 extern const struct hh_check hh_checks_random[];
 extern const struct hh_check hh_checks_threads[];
+extern const struct hh_check hh_checks_libc[];
 
 /* Records a failure (the first one's text is what the FAIL line shows; the
  * rest are counted). Returns 0 so it can end an expression. */

@@ -39,6 +39,7 @@ int main(int argc, char **argv) {
       .valloc = v_valloc,
       .pvalloc = v_pvalloc,
       .malloc_usable_size = v_malloc_usable_size,
+      .libc_names = 1,
   };
   const char *preload = getenv("LD_PRELOAD");
   char label[512];
