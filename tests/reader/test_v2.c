@@ -792,6 +792,19 @@ static void hostile_many_threads(void **state) {
   tb_free_all(&v.file);
 }
 
+/* A file of threads (1..n) of allocs allocations each, none freed, one
+ * zstd chunk per thread: every thread's model holds its whole history. */
+static void histories_file(v2file *v, uint32_t n, uint64_t allocs) {
+  v2_begin(v, 0);
+  hh_tr_model *m = hh__tr_model_new();
+  for (uint32_t t = 1; t <= n; t++) {
+    rows_begin(v, t, t);
+    for (uint64_t i = 0; i < allocs; i++) tb_alloc(&v->rows, 0, t, 0x10000000ull * t + 32 * i, 16, 0, 0);
+    rows_end_fresh(v, m, HH_CHUNK_ZSTD);
+  }
+  hh__tr_model_reset(m);
+}
+
 /* What the models may take, and no more: 20 threads of 65,536 allocations
  * each (one zstd chunk per thread, a few hundred bytes of file) hold each
  * thread's whole history, ~10 bytes per allocation: the ceiling the
@@ -800,14 +813,7 @@ static void full_histories(void **state) {
   (void)state;
   enum { N = 20, ALLOCS = 65536 };
   v2file v;
-  v2_begin(&v, 0);
-  hh_tr_model *m = hh__tr_model_new();
-  for (uint32_t t = 1; t <= N; t++) {
-    rows_begin(&v, t, t);
-    for (uint64_t i = 0; i < ALLOCS; i++) tb_alloc(&v.rows, 0, t, 0x10000000ull * t + 32 * i, 16, 0, 0);
-    rows_end_fresh(&v, m, HH_CHUNK_ZSTD);
-  }
-  hh__tr_model_reset(m);
+  histories_file(&v, N, ALLOCS);
   assert_true(v.file.len < (size_t)N * 2048);
   char err[256];
   hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, err, sizeof err);
@@ -835,14 +841,7 @@ static void models_at_the_memory_limit(void **state) {
   (void)state;
   enum { N = 8, ALLOCS = 65536 };
   v2file v;
-  v2_begin(&v, 0);
-  hh_tr_model *m = hh__tr_model_new();
-  for (uint32_t t = 1; t <= N; t++) {
-    rows_begin(&v, t, t);
-    for (uint64_t i = 0; i < ALLOCS; i++) tb_alloc(&v.rows, 0, t, 0x10000000ull * t + 32 * i, 16, 0, 0);
-    rows_end_fresh(&v, m, HH_CHUNK_ZSTD);
-  }
-  hh__tr_model_reset(m);
+  histories_file(&v, N, ALLOCS);
   for (int merged = 0; merged < 2; merged++) {
     char err[256];
     hh_reader *r = hh_reader_open_mem(v.file.buf, v.file.len, err, sizeof err);
