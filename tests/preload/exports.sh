@@ -11,7 +11,7 @@
 set -u
 hooked="malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc
 pvalloc malloc_usable_size free_sized free_aligned_sized
-execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit daemon dlclose dl_iterate_phdr
+execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit daemon dlopen dlclose dl_iterate_phdr
 longjmp _longjmp siglongjmp __longjmp_chk
 close close_range closefrom dup2 dup3 pipe2
 _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t _ZnwmSt11align_val_t _ZnamSt11align_val_t

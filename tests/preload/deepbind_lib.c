@@ -1,0 +1,20 @@
+/* A library that a program opens with RTLD_DEEPBIND (deepbind_prog.c): it
+ * allocates in one function and frees in another, blocks go both ways
+ * between it and the program, and some calls go through function
+ * pointers taken at load (R_X86_64_64 relocations: one in RELRO, one in
+ * writable data). Its constructor allocates, inside dlopen. */
+#include <stdlib.h>
+
+void *(*const deep_malloc_const)(size_t) = malloc;
+void (*deep_free_data)(void *) = free;
+
+static void *made_at_load;
+
+__attribute__((constructor)) static void at_load(void) { made_at_load = malloc(100); }
+
+void *deep_alloc(size_t n) { return malloc(n); }
+void deep_free(void *p) { free(p); }
+void *deep_realloc(void *p, size_t n) { return realloc(p, n); }
+void *deep_alloc_by_pointer(size_t n) { return deep_malloc_const(n); }
+void deep_free_by_pointer(void *p) { deep_free_data(p); }
+void *deep_made_at_load(void) { return made_at_load; }

@@ -1,0 +1,73 @@
+/* Opens a library (argv[1]: a bare name found through this program's
+ * RUNPATH, or a name with $ORIGIN) with RTLD_DEEPBIND (argv[2] "deep") or
+ * without ("plain"), and passes blocks both ways between it and the
+ * program (deepbind_lib.c), or checks that a library with an allocator of
+ * its own keeps it (deepbind_bundled.c). Prints what it saw. */
+#include <dlfcn.h>
+#include <heaphook/heaphook.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROUNDS 1000
+
+static void *sym(void *h, const char *name) {
+  void *f = dlsym(h, name);
+  if (f == NULL) {
+    printf("dlsym %s: %s\n", name, dlerror());
+    exit(1);
+  }
+  return f;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  int deep = strcmp(argv[2], "deep") == 0;
+  void *h = dlopen(argv[1], RTLD_LAZY | (deep ? RTLD_DEEPBIND : 0));
+  if (h == NULL) {
+    printf("dlopen: %s\n", dlerror());
+    return 1;
+  }
+  if (dlsym(h, "bundled_owns") != NULL) {
+    void *(*alloc)(size_t) = (void *(*)(size_t))sym(h, "bundled_alloc");
+    int (*owns)(const void *) = (int (*)(const void *))sym(h, "bundled_owns");
+    void *p = alloc(24);
+    printf("bundled allocator: %s\n", owns(p) ? "its own" : "not its own");
+    return 0;
+  }
+  (void)dlerror();
+  void *(*alloc)(size_t) = (void *(*)(size_t))sym(h, "deep_alloc");
+  void (*release)(void *) = (void (*)(void *))sym(h, "deep_free");
+  void *(*resize)(void *, size_t) = (void *(*)(void *, size_t))sym(h, "deep_realloc");
+  void *(*alloc_ptr)(size_t) = (void *(*)(size_t))sym(h, "deep_alloc_by_pointer");
+  void (*release_ptr)(void *) = (void (*)(void *))sym(h, "deep_free_by_pointer");
+  void *(*at_load)(void) = (void *(*)(void))sym(h, "deep_made_at_load");
+
+  unsigned long long before[2] = {0, 0}, after[2] = {0, 0};
+  int counted = hh_thread_counts(before, 2) == 2;
+  const char *owner = NULL;
+  for (int i = 0; i < ROUNDS; i++) {
+    size_t n = 1 + (size_t)i * 37 % 5000;
+    char *a = alloc(n); /* the library's, freed by the program */
+    memset(a, 1, n);
+    if (i == 0) owner = hh_allocator_of(a);
+    a = realloc(a, n + 100);
+    free(a);
+    char *b = malloc(n); /* the program's, freed by the library */
+    memset(b, 2, n);
+    b = resize(b, n * 2);
+    release(b);
+    char *c = alloc_ptr(n);
+    memset(c, 3, n);
+    free(c);
+    char *d = malloc(n);
+    release_ptr(d);
+  }
+  if (counted) hh_thread_counts(after, 2);
+  /* glibc's block, made in the constructor inside dlopen */
+  free(at_load());
+  printf("%d rounds: blocks both ways\n", ROUNDS);
+  printf("the library's blocks: %s\n", owner != NULL ? owner : "(no heaphook)");
+  if (counted) printf("counted: malloc %llu\n", after[0] - before[0]);
+  return 0;
+}
