@@ -7,7 +7,9 @@
 # heaphook's blocks and aborted, and counts missed the library's 2000
 # mallocs. A library with an allocator of its own keeps it. The libraries
 # are found through the program's RUNPATH (and by $ORIGIN in the name),
-# with and without the flag, which the dlopen wrapper must not change.
+# with and without the flag, which the dlopen wrapper must not change;
+# the library opens another with the flag through its own RUNPATH and its
+# dlopen reference, rebound to heaphook's, and that one is bound too.
 # Usage: deepbind.sh LIBHEAPHOOK LIBPRELOADED_TLSF HEAPHOOK_CLI PROGRAM
 lib=$1 tlsf=$2 cli=$3 prog=$4
 . "$(dirname "$0")/checks.sh"
@@ -20,26 +22,33 @@ expect() { # WHAT WANT COMMAND...
 }
 for name in libhh_deep_lazy.so libhh_deep_now.so; do
   expect "$name without heaphook" "$rounds
-the library's blocks: (no heaphook)" "$prog" "$name" deep
+the library's blocks: (no heaphook)
+its own library's blocks: (no heaphook)" "$prog" "$name" deep
   expect "$name, libpreloaded_tlsf.so" "$rounds
-the library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" "$name" deep
+the library's blocks: tlsf
+its own library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" "$name" deep
   expect "$name, HEAPHOOK_ALLOCATOR=tlsf with usage" "$rounds
-the library's blocks: tlsf" env LD_PRELOAD="$lib" HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_RECORD=usage \
+the library's blocks: tlsf
+its own library's blocks: tlsf" env LD_PRELOAD="$lib" HEAPHOOK_ALLOCATOR=tlsf HEAPHOOK_RECORD=usage \
     HEAPHOOK_LOG=/dev/null "$prog" "$name" deep
   expect "$name, usage" "$rounds
-the library's blocks: libc" env LD_PRELOAD="$lib" HEAPHOOK_RECORD=usage HEAPHOOK_LOG=/dev/null "$prog" "$name" deep
+the library's blocks: libc
+its own library's blocks: libc" env LD_PRELOAD="$lib" HEAPHOOK_RECORD=usage HEAPHOOK_LOG=/dev/null "$prog" "$name" deep
   expect "$name, sampled trace" "$rounds
-the library's blocks: libc" env LD_PRELOAD="$lib" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=512K \
+the library's blocks: libc
+its own library's blocks: libc" env LD_PRELOAD="$lib" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=512K \
     HEAPHOOK_OUTPUT="$work/sampled.%p.hhtrace" HEAPHOOK_LOG=/dev/null "$prog" "$name" deep
   # 4 mallocs a round: 2 of the program's, 2 of the library's
   expect "$name, counts" "$rounds
 the library's blocks: libc
+its own library's blocks: libc
 counted: malloc 4000" env LD_PRELOAD="$lib" HEAPHOOK_RECORD=counts HEAPHOOK_LOG=/dev/null "$prog" "$name" deep
   # The tracer: 1000 allocations at each of the 6 call sites in the loop
   # (deepbind_prog.c: 3 of them the library's malloc and realloc)
   trace=$work/$name.hhtrace
   expect "$name, traced" "$rounds
-the library's blocks: libc" sh -c '"$0" run -o "$1" -- "$2" "$3" deep 2>/dev/null' "$cli" "$trace" "$prog" "$name"
+the library's blocks: libc
+its own library's blocks: libc" sh -c '"$0" run -o "$1" -- "$2" "$3" deep 2>/dev/null' "$cli" "$trace" "$prog" "$name"
   sites=$("$cli" report --top 0 --frames 1 "$trace" | sed -n '/^call sites by number of allocations/,/^$/p' |
     grep -A1 '^  #[0-9]* 1000 allocations' | sed -n 's/^ *main (deepbind_prog.c:\([0-9]*\))$/\1/p' | sort -n | tr '\n' ' ')
   if [ "$sites" = "51 54 56 58 60 63 " ]; then
@@ -50,9 +59,11 @@ the library's blocks: libc" sh -c '"$0" run -o "$1" -- "$2" "$3" deep 2>/dev/nul
 done
 # Found as the program finds it, with and without the flag
 expect "without RTLD_DEEPBIND, found through RUNPATH" "$rounds
-the library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" libhh_deep_lazy.so plain
+the library's blocks: tlsf
+its own library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" libhh_deep_lazy.so plain
 expect "\$ORIGIN in the name, the program's directory" "$rounds
-the library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" '$ORIGIN/deepbind/libhh_deep_now.so' deep
+the library's blocks: tlsf
+its own library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" '$ORIGIN/deepbind/libhh_deep_now.so' deep
 # A library that brings its own malloc and opens it with RTLD_DEEPBIND
 for env in "LD_PRELOAD=$tlsf" "LD_PRELOAD=$lib HEAPHOOK_RECORD=counts"; do
   expect "a bundled allocator is kept ($env)" "bundled allocator: its own" \

@@ -2,7 +2,11 @@
  * allocates in one function and frees in another, blocks go both ways
  * between it and the program, and some calls go through function
  * pointers taken at load (R_X86_64_64 relocations: one in RELRO, one in
- * writable data). Its constructor allocates, inside dlopen. */
+ * writable data). Its constructor allocates, inside dlopen. It opens
+ * another copy of itself with RTLD_DEEPBIND, found through its own
+ * RUNPATH ($ORIGIN/inner), through its dlopen reference. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdlib.h>
 
 void *(*const deep_malloc_const)(size_t) = malloc;
@@ -18,3 +22,9 @@ void *deep_realloc(void *p, size_t n) { return realloc(p, n); }
 void *deep_alloc_by_pointer(size_t n) { return deep_malloc_const(n); }
 void deep_free_by_pointer(void *p) { deep_free_data(p); }
 void *deep_made_at_load(void) { return made_at_load; }
+/* (not a tail call: glibc must see this library as the caller) */
+void *deep_open_inner(void) {
+  void *h = dlopen("libhh_deep_inner.so", RTLD_LAZY | RTLD_DEEPBIND);
+  __asm__ volatile("" ::: "memory");
+  return h;
+}

@@ -68,6 +68,18 @@ int main(int argc, char **argv) {
   free(at_load());
   printf("%d rounds: blocks both ways\n", ROUNDS);
   printf("the library's blocks: %s\n", owner != NULL ? owner : "(no heaphook)");
+  /* A library it opens with RTLD_DEEPBIND, through its own RUNPATH */
+  void *(*open_inner)(void) = (void *(*)(void))sym(h, "deep_open_inner");
+  void *inner = open_inner();
+  if (inner == NULL) {
+    printf("the library's dlopen: %s\n", dlerror());
+    return 1;
+  }
+  void *(*inner_alloc)(size_t) = (void *(*)(size_t))sym(inner, "deep_alloc");
+  void *e = inner_alloc(64);
+  owner = hh_allocator_of(e);
+  free(e);
+  printf("its own library's blocks: %s\n", owner != NULL ? owner : "(no heaphook)");
   if (counted) printf("counted: malloc %llu\n", after[0] - before[0]);
   return 0;
 }
