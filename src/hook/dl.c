@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/dl_quiet.h"
+#include "base/handlers.h"
 #include "guard.h"
 #include "record/trace/trace.h"
 #include "runtime.h"
@@ -550,7 +551,14 @@ static int rebind_cb(struct dl_phdr_info *info, size_t size, void *arg) {
   return 0;
 }
 
+/* One rebinding at a time; a forked child may find it held by a thread
+ * that the fork left behind, and starts afresh. */
+static pthread_mutex_t rebind_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void rebind_lock_child(void) { pthread_mutex_init(&rebind_lock, NULL); }
+
 static void own_names_once(void) {
+  hh__atfork(NULL, NULL, rebind_lock_child);
   iterate_fn iterate = next_iterate();
   if (iterate == NULL) return;
   iterate(own_names_cb, NULL);
@@ -576,9 +584,8 @@ static void deepbind_as_global(void *handle) {
   if (iterate == NULL) return;
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, own_names_once);
-  static rebind r; /* (under lock: 2 KiB kept off the program's stack) */
-  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  pthread_mutex_lock(&lock);
+  static rebind r; /* (under the lock: 2 KiB kept off the program's stack) */
+  pthread_mutex_lock(&rebind_lock);
   memset(&r, 0, sizeof r);
   struct link_map *root = NULL;
   if (hh__dl_quiet(dlinfo(handle, RTLD_DI_LINKMAP, &root) == 0 ? root : NULL) == NULL) goto out;
@@ -597,7 +604,7 @@ static void deepbind_as_global(void *handle) {
   iterate(keep_own_cb, &r);
   iterate(rebind_cb, &r);
 out:
-  pthread_mutex_unlock(&lock);
+  pthread_mutex_unlock(&rebind_lock);
 }
 
 /* Sum of the loader's objects ever added (dl_iterate_phdr's dlpi_adds). */
