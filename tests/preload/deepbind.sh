@@ -44,17 +44,18 @@ the library's blocks: libc
 its own library's blocks: libc
 counted: malloc 4000" env LD_PRELOAD="$lib" HEAPHOOK_RECORD=counts HEAPHOOK_LOG=/dev/null "$prog" "$name" deep
   # The tracer: 1000 allocations at each of the 6 call sites in the loop
-  # (deepbind_prog.c: 3 of them the library's malloc and realloc)
+  # (deepbind_prog.c: 3 of them the library's malloc and realloc, its own
+  # frames folded as an allocator's)
   trace=$work/$name.hhtrace
   expect "$name, traced" "$rounds
 the library's blocks: libc
 its own library's blocks: libc" sh -c '"$0" run -o "$1" -- "$2" "$3" deep 2>/dev/null' "$cli" "$trace" "$prog" "$name"
   sites=$("$cli" report --top 0 --frames 1 "$trace" | sed -n '/^call sites by number of allocations/,/^$/p' |
-    grep -A1 '^  #[0-9]* 1000 allocations' | sed -n 's/^ *main (deepbind_prog.c:\([0-9]*\))$/\1/p' | sort -n | tr '\n' ' ')
-  if [ "$sites" = "51 54 56 58 60 63 " ]; then
+    grep -A1 '^  #[0-9]* 1000 allocations' | grep -c '^ *main (deepbind_prog.c:[0-9]*)$')
+  if [ "$sites" = 6 ]; then
     ok "$name: the trace has the 6 call sites of 1000 allocations"
   else
-    fail "$name: call sites of 1000 allocations in the trace at lines '$sites', expected '51 54 56 58 60 63 '"
+    fail "$name: $sites call sites of 1000 allocations in main in the trace, expected 6"
   fi
 done
 # Found as the program finds it, with and without the flag
@@ -64,6 +65,12 @@ its own library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" libhh_deep_lazy.s
 expect "\$ORIGIN in the name, the program's directory" "$rounds
 the library's blocks: tlsf
 its own library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" '$ORIGIN/deepbind/libhh_deep_now.so' deep
+# Opened by a library with no _fini to return through: heaphook calls
+# glibc's dlopen itself (a path: the search is then not the caller's)
+expect "opened by a library with no _fini" "$rounds
+the library's blocks: tlsf
+its own library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" "$(dirname "$prog")/deepbind/libhh_deep_now.so" deep \
+  libhh_deep_nocrt.so
 # A library that brings its own malloc and opens it with RTLD_DEEPBIND
 for env in "LD_PRELOAD=$tlsf" "LD_PRELOAD=$lib HEAPHOOK_RECORD=counts"; do
   expect "a bundled allocator is kept ($env)" "bundled allocator: its own" \

@@ -2,7 +2,8 @@
  * RUNPATH, or a name with $ORIGIN) with RTLD_DEEPBIND (argv[2] "deep") or
  * without ("plain"), and passes blocks both ways between it and the
  * program (deepbind_lib.c), or checks that a library with an allocator of
- * its own keeps it (deepbind_bundled.c). Prints what it saw. */
+ * its own keeps it (deepbind_bundled.c). With argv[3], argv[1] is opened
+ * with RTLD_DEEPBIND by that library's nocrt_open. Prints what it saw. */
 #include <dlfcn.h>
 #include <heaphook/heaphook.h>
 #include <stdio.h>
@@ -23,7 +24,17 @@ static void *sym(void *h, const char *name) {
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   int deep = strcmp(argv[2], "deep") == 0;
-  void *h = dlopen(argv[1], RTLD_LAZY | (deep ? RTLD_DEEPBIND : 0));
+  void *h;
+  if (argc > 3) { /* opened by a library with no _fini (deepbind_nocrt.c) */
+    void *helper = dlopen(argv[3], RTLD_LAZY);
+    if (helper == NULL) {
+      printf("dlopen: %s\n", dlerror());
+      return 1;
+    }
+    h = ((void *(*)(const char *))sym(helper, "nocrt_open"))(argv[1]);
+  } else {
+    h = dlopen(argv[1], RTLD_LAZY | (deep ? RTLD_DEEPBIND : 0));
+  }
   if (h == NULL) {
     printf("dlopen: %s\n", dlerror());
     return 1;
