@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "alloc/libc/libc_allocator.h"
 #include "base/dl_quiet.h"
 #include "base/handlers.h"
 #include "guard.h"
@@ -573,13 +574,23 @@ static const void *dynamic_of(const void *a) {
   return l->l_ld;
 }
 
+/* Whether a glibc block handed to free is known for one: the blocks those
+ * objects' constructors made (they run inside dlopen, before the
+ * rebinding) reach heaphook's free later. glibc's allocator takes it as
+ * its own; TLSF or a plug-in with owns() says it is not theirs; a prefix
+ * lacks heaphook's header (api.c, owner_of). Not a plug-in without owns(),
+ * which allocator.h promises only its own blocks; nor a program with an
+ * allocator of its own, to which foreign blocks go (and without heaphook
+ * such a library keeps glibc's anyway). */
+static bool glibc_blocks_known(void) {
+  if (hh__rt.foreign_bare) return false;
+  return hh__rt.prefix != 0 || hh__rt.alloc->owns != NULL || hh__rt.alloc == hh__libc_allocator_get();
+}
+
 /* The objects a dlopen with RTLD_DEEPBIND (handle) loaded bound as
- * without it. Not where the program has an allocator of its own: glibc's
- * blocks made in those objects' constructors (which run inside dlopen,
- * before this) would reach that allocator's free; without heaphook the
- * library keeps glibc's, and so it does here. */
+ * without it, where glibc's blocks are known. */
 static void deepbind_as_global(void *handle) {
-  if (atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY || hh__rt.foreign_bare) return;
+  if (atomic_load_explicit(&hh__state, memory_order_acquire) != HH_READY || !glibc_blocks_known()) return;
   iterate_fn iterate = next_iterate();
   if (iterate == NULL) return;
   static pthread_once_t once = PTHREAD_ONCE_INIT;

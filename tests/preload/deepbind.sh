@@ -10,8 +10,11 @@
 # with and without the flag, which the dlopen wrapper must not change;
 # the library opens another with the flag through its own RUNPATH and its
 # dlopen reference, rebound to heaphook's, and that one is bound too.
-# Usage: deepbind.sh LIBHEAPHOOK LIBPRELOADED_TLSF HEAPHOOK_CLI PROGRAM
-lib=$1 tlsf=$2 cli=$3 prog=$4
+# A plug-in allocator without owns() is never handed glibc's blocks: the
+# constructor's, which the library frees itself, would be; such a library
+# is bound only when a prefix tells glibc's blocks.
+# Usage: deepbind.sh LIBHEAPHOOK LIBPRELOADED_TLSF HEAPHOOK_CLI PROGRAM LIBSIMPLE_ALLOCATOR
+lib=$1 tlsf=$2 cli=$3 prog=$4 simple=$5
 . "$(dirname "$0")/checks.sh"
 rounds="1000 rounds: blocks both ways"
 expect() { # WHAT WANT COMMAND...
@@ -71,6 +74,15 @@ expect "opened by a library with no _fini" "$rounds
 the library's blocks: tlsf
 its own library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" "$(dirname "$prog")/deepbind/libhh_deep_now.so" deep \
   libhh_deep_nocrt.so
+# The library frees its own blocks, its constructor's (glibc's) among them
+expect "the library's own blocks, TLSF" "1000 rounds: the library's blocks freed by the library
+counted: malloc 1000" env LD_PRELOAD="$tlsf" HEAPHOOK_RECORD=counts HEAPHOOK_LOG=/dev/null "$prog" libhh_deep_lazy.so keep
+expect "the library's own blocks, a plug-in without owns(): not bound" "1000 rounds: the library's blocks freed by the library
+counted: malloc 0" env LD_PRELOAD="$simple" HEAPHOOK_RECORD=counts HEAPHOOK_LOG=/dev/null "$prog" libhh_deep_lazy.so keep
+expect "a plug-in without owns() under a prefix (usage): bound" "$rounds
+the library's blocks: simple
+its own library's blocks: simple" env LD_PRELOAD="$simple" HEAPHOOK_RECORD=usage HEAPHOOK_LOG=/dev/null \
+  "$prog" libhh_deep_now.so deep
 # A library that brings its own malloc and opens it with RTLD_DEEPBIND
 for env in "LD_PRELOAD=$tlsf" "LD_PRELOAD=$lib HEAPHOOK_RECORD=counts"; do
   expect "a bundled allocator is kept ($env)" "bundled allocator: its own" \

@@ -22,6 +22,7 @@ void *deep_realloc(void *p, size_t n) { return realloc(p, n); }
 void *deep_alloc_by_pointer(size_t n) { return deep_malloc_const(n); }
 void deep_free_by_pointer(void *p) { deep_free_data(p); }
 void *deep_made_at_load(void) { return made_at_load; }
+void deep_free_made_at_load(void) { free(made_at_load); }
 /* (not a tail call: glibc must see this library as the caller) */
 void *deep_open_inner(void) {
   void *h = dlopen("libhh_deep_inner.so", RTLD_LAZY | RTLD_DEEPBIND);

@@ -1,7 +1,8 @@
 /* Opens a library (argv[1]: a bare name found through this program's
- * RUNPATH, or a name with $ORIGIN) with RTLD_DEEPBIND (argv[2] "deep") or
- * without ("plain"), and passes blocks both ways between it and the
- * program (deepbind_lib.c), or checks that a library with an allocator of
+ * RUNPATH, or a name with $ORIGIN) with RTLD_DEEPBIND (argv[2] "deep" or
+ * "keep") or without ("plain"), and passes blocks both ways between it and
+ * the program (deepbind_lib.c; "keep": the library frees its own blocks,
+ * its constructor's among them, and none is passed), or checks that a library with an allocator of
  * its own keeps it (deepbind_bundled.c). With argv[3], argv[1] is opened
  * with RTLD_DEEPBIND by that library's nocrt_open. Prints what it saw. */
 #include <dlfcn.h>
@@ -23,7 +24,7 @@ static void *sym(void *h, const char *name) {
 
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
-  int deep = strcmp(argv[2], "deep") == 0;
+  int deep = strcmp(argv[2], "plain") != 0;
   void *h;
   if (argc > 3) { /* opened by a library with no _fini (deepbind_nocrt.c) */
     void *helper = dlopen(argv[3], RTLD_LAZY);
@@ -47,6 +48,18 @@ int main(int argc, char **argv) {
     return 0;
   }
   (void)dlerror();
+  if (strcmp(argv[2], "keep") == 0) { /* no block passed between the two */
+    void *(*alloc)(size_t) = (void *(*)(size_t))sym(h, "deep_alloc");
+    void (*release)(void *) = (void (*)(void *))sym(h, "deep_free");
+    unsigned long long before[1] = {0}, after[1] = {0};
+    int counted = hh_thread_counts(before, 1) == 1;
+    for (int i = 0; i < ROUNDS; i++) release(alloc(1 + (size_t)i * 37 % 5000));
+    if (counted) hh_thread_counts(after, 1);
+    ((void (*)(void))sym(h, "deep_free_made_at_load"))();
+    printf("%d rounds: the library's blocks freed by the library\n", ROUNDS);
+    if (counted) printf("counted: malloc %llu\n", after[0] - before[0]);
+    return 0;
+  }
   void *(*alloc)(size_t) = (void *(*)(size_t))sym(h, "deep_alloc");
   void (*release)(void *) = (void (*)(void *))sym(h, "deep_free");
   void *(*resize)(void *, size_t) = (void *(*)(void *, size_t))sym(h, "deep_realloc");
