@@ -496,7 +496,8 @@ static void relro_of(const object *o, uintptr_t *lo, uintptr_t *hi) {
 }
 
 /* Rebinds o's references: a GOT slot (R_X86_64_GLOB_DAT, JUMP_SLOT) or a
- * pointer in data (R_X86_64_64) to an undefined symbol named as one of
+ * pointer in writable or RELRO data (R_X86_64_64; not one in read-only
+ * data or code, a text relocation) to an undefined symbol named as one of
  * own's, that holds the deep definition (or, a PLT slot, still the way to
  * the lazy resolver in o's own code), gets the global one. One aligned
  * 8-byte store: a thread calling through the slot meanwhile goes to one
@@ -522,13 +523,17 @@ static void rebind_object(const rebind *r, const object *o) {
       long at = find_name(t.str + s->st_name);
       if (at < 0 || r->deep[at] == 0) continue;
       uintptr_t *slot = (uintptr_t *)(o->bias + rel->r_offset);
-      if (segment_of(o, (uintptr_t)slot, sizeof *slot) == NULL) continue;
+      const ElfW(Phdr) *seg = segment_of(o, (uintptr_t)slot, sizeof *slot);
+      bool in_relro = (uintptr_t)slot >= relro_lo && (uintptr_t)slot < relro_hi;
+      /* (a text relocation's word, in a segment the loader made read-only
+       * again after writing it: left as it is) */
+      if (seg == NULL || (!in_relro && (seg->p_flags & PF_W) == 0)) continue;
       uintptr_t now;
       memcpy(&now, slot, sizeof now);
       uintptr_t want = r->global[at] + (uintptr_t)rel->r_addend;
       bool lazy = type == R_X86_64_JUMP_SLOT && now >= o->lo && now < o->hi;
       if (now == want || (now != r->deep[at] + (uintptr_t)rel->r_addend && !lazy)) continue;
-      if ((uintptr_t)slot >= relro_lo && (uintptr_t)slot < relro_hi && !opened) {
+      if (in_relro && !opened) {
         if (mprotect((void *)relro_lo, relro_hi - relro_lo, PROT_READ | PROT_WRITE) != 0) return;
         opened = true;
       }

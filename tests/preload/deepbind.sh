@@ -12,7 +12,8 @@
 # dlopen reference, rebound to heaphook's, and that one is bound too.
 # A plug-in allocator without owns() is never handed glibc's blocks: the
 # constructor's, which the library frees itself, would be; such a library
-# is bound only when a prefix tells glibc's blocks.
+# is bound only when a prefix tells glibc's blocks. A pointer in read-only
+# data (a text relocation) is left as it is.
 # Usage: deepbind.sh LIBHEAPHOOK LIBPRELOADED_TLSF HEAPHOOK_CLI PROGRAM LIBSIMPLE_ALLOCATOR
 lib=$1 tlsf=$2 cli=$3 prog=$4 simple=$5
 . "$(dirname "$0")/checks.sh"
@@ -68,6 +69,11 @@ its own library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" libhh_deep_lazy.s
 expect "\$ORIGIN in the name, the program's directory" "$rounds
 the library's blocks: tlsf
 its own library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" '$ORIGIN/deepbind/libhh_deep_now.so' deep
+# A pointer to malloc in read-only data (a text relocation): left as it
+# is, where writing it killed the program (SIGSEGV)
+expect "a library with a text relocation" "$rounds
+the library's blocks: tlsf
+its own library's blocks: tlsf" env LD_PRELOAD="$tlsf" "$prog" libhh_deep_textrel.so deep
 # Opened by a library with no _fini to return through: heaphook calls
 # glibc's dlopen itself (a path: the search is then not the caller's)
 expect "opened by a library with no _fini" "$rounds

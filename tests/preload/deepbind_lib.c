@@ -4,7 +4,10 @@
  * pointers taken at load (R_X86_64_64 relocations: one in RELRO, one in
  * writable data). Its constructor allocates, inside dlopen. It opens
  * another copy of itself with RTLD_DEEPBIND, found through its own
- * RUNPATH ($ORIGIN/inner), through its dlopen reference. */
+ * RUNPATH ($ORIGIN/inner), through its dlopen reference. Built with
+ * HH_DEEP_TEXTREL, it also holds a pointer to malloc in read-only data
+ * (a text relocation: the loader writes it with the page made writable,
+ * then makes it read-only again), which heaphook must leave alone. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -21,6 +24,15 @@ void deep_free(void *p) { free(p); }
 void *deep_realloc(void *p, size_t n) { return realloc(p, n); }
 void *deep_alloc_by_pointer(size_t n) { return deep_malloc_const(n); }
 void deep_free_by_pointer(void *p) { deep_free_data(p); }
+#ifdef HH_DEEP_TEXTREL
+__asm__(
+    ".section .rodata\n"
+    ".p2align 3\n"
+    "deep_textrel_ptr: .quad malloc\n"
+    ".text\n");
+extern void *(*const deep_textrel_ptr)(size_t);
+void *deep_alloc_by_textrel(size_t n) { return deep_textrel_ptr(n); }
+#endif
 void *deep_made_at_load(void) { return made_at_load; }
 void deep_free_made_at_load(void) { free(made_at_load); }
 /* (not a tail call: glibc must see this library as the caller) */
