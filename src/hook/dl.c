@@ -351,7 +351,14 @@ static uintptr_t caller_ret(uintptr_t pc) {
 static struct {
   size_t n;
   const char *name[MAX_NAMES];
+  uint32_t gnu_hash[MAX_NAMES]; /* each name's DT_GNU_HASH hash */
 } own;
+
+static uint32_t gnu_hash(const char *name) {
+  uint32_t h = 5381;
+  for (const unsigned char *c = (const unsigned char *)name; *c != 0; c++) h = h * 33 + *c;
+  return h;
+}
 
 static int by_name(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -444,6 +451,7 @@ typedef struct rebind {
   const struct link_map *root;
   const void *skip[3];
   uintptr_t deep[MAX_NAMES], global[MAX_NAMES];
+  bool defined_new[MAX_NAMES]; /* defined by one of the new objects */
 } rebind;
 
 /* Whether info is root or an object after it in root's namespace: the
@@ -455,9 +463,63 @@ static bool loaded_since(const rebind *r, const object *o) {
   return false;
 }
 
+static long find_name(const char *name);
+
+/* Whether s is a definition of name that other objects can bind to. */
+static bool defines(const tables *t, const ElfW(Sym) * s, const char *name) {
+  return s->st_shndx != SHN_UNDEF && ELF64_ST_BIND(s->st_info) != STB_LOCAL && s->st_name < t->strsz &&
+         strcmp(t->str + s->st_name, name) == 0;
+}
+
+/* Notes in r->defined_new the names o defines: looked up in its
+ * DT_GNU_HASH table (a few dozen lookups, where a library has thousands
+ * of symbols), else found by reading its whole symbol table. */
+static void note_defined(rebind *r, const object *o) {
+  tables t = tables_of(o);
+  if (t.sym == NULL || t.str == NULL) return;
+  const uint32_t *h = NULL;
+  for (const ElfW(Dyn) *d = o->dyn; d->d_tag != DT_NULL; d++)
+    if (d->d_tag == DT_GNU_HASH) h = (const uint32_t *)dyn_ptr(o, d->d_un.d_ptr);
+  if (h == NULL) {
+    size_t n = symbol_count(o);
+    for (size_t i = 1; i < n; i++) {
+      const ElfW(Sym) *s = &t.sym[i];
+      if (s->st_name >= t.strsz) continue;
+      long at = find_name(t.str + s->st_name);
+      if (at >= 0 && defines(&t, s, own.name[at])) r->defined_new[at] = true;
+    }
+    return;
+  }
+  uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2], shift = h[3];
+  const ElfW(Addr) *bloom = (const ElfW(Addr) *)(h + 4);
+  const uint32_t *buckets = (const uint32_t *)(bloom + bloom_size);
+  const uint32_t *chain = buckets + nbuckets;
+  const unsigned bits = sizeof(ElfW(Addr)) * 8;
+  if (nbuckets == 0 || bloom_size == 0) return;
+  for (size_t i = 0; i < own.n; i++) {
+    uint32_t hash = own.gnu_hash[i];
+    ElfW(Addr) word = bloom[(hash / bits) % bloom_size];
+    ElfW(Addr) mask = ((ElfW(Addr))1 << (hash % bits)) | ((ElfW(Addr))1 << ((hash >> shift) % bits));
+    if ((word & mask) != mask) continue;
+    uint32_t at = buckets[hash % nbuckets];
+    if (at < symoffset) continue;
+    for (;; at++) {
+      uint32_t c = chain[at - symoffset];
+      if ((c | 1) == (hash | 1) && defines(&t, &t.sym[at], own.name[i])) {
+        r->defined_new[i] = true;
+        break;
+      }
+      if (c & 1) break;
+    }
+  }
+}
+
 /* A definition in one of the new objects is the library's own choice (an
  * allocator it brings along, which it opened with RTLD_DEEPBIND to keep):
- * left as it is. */
+ * left as it is. The names the new objects define are noted too: an
+ * object that a constructor opened inside this dlopen, with the flag, has
+ * a deep scope of its own, where such a definition may be the one its
+ * lazy PLT slots are still to be bound to. */
 static int keep_own_cb(struct dl_phdr_info *info, size_t size, void *arg) {
   (void)size;
   rebind *r = arg;
@@ -465,6 +527,7 @@ static int keep_own_cb(struct dl_phdr_info *info, size_t size, void *arg) {
   if (o.dyn == NULL || !loaded_since(r, &o)) return 0;
   for (size_t i = 0; i < own.n; i++)
     if (r->deep[i] != 0 && segment_of(&o, r->deep[i], 1) != NULL) r->deep[i] = 0;
+  note_defined(r, &o);
   return 0;
 }
 
@@ -499,10 +562,10 @@ static void relro_of(const object *o, uintptr_t *lo, uintptr_t *hi) {
  * pointer in writable or RELRO data (R_X86_64_64; not one in read-only
  * data or code, a text relocation) to an undefined symbol named as one of
  * own's, that holds the deep definition (or, a PLT slot, still the way to
- * the lazy resolver in o's own code), gets the global one. One aligned
- * 8-byte store: a thread calling through the slot meanwhile goes to one
- * or the other. The RELRO pages are made writable for it and read-only
- * again. */
+ * the lazy resolver in o's own code, for a name no new object defines),
+ * gets the global one. One aligned 8-byte store: a thread calling through
+ * the slot meanwhile goes to one or the other. The RELRO pages are made
+ * writable for it and read-only again. */
 static void rebind_object(const rebind *r, const object *o) {
   tables t = tables_of(o);
   if (t.sym == NULL || t.str == NULL) return;
@@ -531,7 +594,7 @@ static void rebind_object(const rebind *r, const object *o) {
       uintptr_t now;
       memcpy(&now, slot, sizeof now);
       uintptr_t want = r->global[at] + (uintptr_t)rel->r_addend;
-      bool lazy = type == R_X86_64_JUMP_SLOT && now >= o->lo && now < o->hi;
+      bool lazy = type == R_X86_64_JUMP_SLOT && now >= o->lo && now < o->hi && !r->defined_new[at];
       if (now == want || (now != r->deep[at] + (uintptr_t)rel->r_addend && !lazy)) continue;
       if (in_relro && !opened) {
         if (mprotect((void *)relro_lo, relro_hi - relro_lo, PROT_READ | PROT_WRITE) != 0) return;
@@ -569,6 +632,7 @@ static void own_names_once(void) {
   if (iterate == NULL) return;
   iterate(own_names_cb, NULL);
   qsort(own.name, own.n, sizeof own.name[0], by_name);
+  for (size_t i = 0; i < own.n; i++) own.gnu_hash[i] = gnu_hash(own.name[i]);
 }
 
 /* The object that holds a (its dynamic section), NULL if none. */

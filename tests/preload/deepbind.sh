@@ -94,4 +94,11 @@ for env in "LD_PRELOAD=$tlsf" "LD_PRELOAD=$lib HEAPHOOK_RECORD=counts"; do
   expect "a bundled allocator is kept ($env)" "bundled allocator: its own" \
     env $env HEAPHOOK_LOG=/dev/null "$prog" libhh_deep_bundled.so deep
 done
+# ... and when a library's constructor opens it (inside the outer dlopen,
+# whose rebinding took its lazy PLT slot for malloc to heaphook's)
+for env in "LD_PRELOAD=$tlsf" "LD_PRELOAD=$lib HEAPHOOK_RECORD=counts"; do
+  expect "a bundled allocator opened in a constructor is kept ($env)" \
+    "bundled allocator, opened in a constructor: its own" \
+    env $env HEAPHOOK_LOG=/dev/null "$prog" libhh_deep_outer.so nested
+done
 finish

@@ -3,7 +3,8 @@
  * "keep") or without ("plain"), and passes blocks both ways between it and
  * the program (deepbind_lib.c; "keep": the library frees its own blocks,
  * its constructor's among them, and none is passed), or checks that a library with an allocator of
- * its own keeps it (deepbind_bundled.c). With argv[3], argv[1] is opened
+ * its own keeps it (deepbind_bundled.c; "nested": one that a library's
+ * constructor opens, deepbind_nested.c). With argv[3], argv[1] is opened
  * with RTLD_DEEPBIND by that library's nocrt_open. Prints what it saw. */
 #include <dlfcn.h>
 #include <heaphook/heaphook.h>
@@ -39,6 +40,17 @@ int main(int argc, char **argv) {
   if (h == NULL) {
     printf("dlopen: %s\n", dlerror());
     return 1;
+  }
+  if (strcmp(argv[2], "nested") == 0) { /* deepbind_nested.c */
+    void *user = ((void *(*)(void))sym(h, "nested_user"))();
+    if (user == NULL) {
+      printf("the library's dlopen: %s\n", dlerror());
+      return 1;
+    }
+    void *(*alloc)(size_t) = (void *(*)(size_t))sym(user, "user_alloc");
+    int (*owns)(const void *) = (int (*)(const void *))sym(user, "bundled_owns");
+    printf("bundled allocator, opened in a constructor: %s\n", owns(alloc(24)) ? "its own" : "not its own");
+    return 0;
   }
   if (dlsym(h, "bundled_owns") != NULL) {
     void *(*alloc)(size_t) = (void *(*)(size_t))sym(h, "bundled_alloc");
