@@ -609,6 +609,28 @@ static void rebind_object(const rebind *r, const object *o) {
   if (opened) mprotect((void *)relro_lo, relro_hi - relro_lo, PROT_READ);
 }
 
+/* glibc's _dl_find_object (2.35 on; NULL before), which knows an object
+ * only once the loader has relocated it and made its RELRO read-only:
+ * result's layout is struct dl_find_object's, with room to spare. */
+typedef struct find_result {
+  unsigned long long flags;
+  void *map_start, *map_end;
+  struct link_map *map;
+  void *eh_frame;
+  unsigned long long reserved[16];
+} find_result;
+static int (*find_object)(void *pc, find_result *result);
+
+/* Whether the loader is done relocating o. Another thread's dlopen may
+ * still be relocating an object after root (dl_iterate_phdr lists it once
+ * it is mapped): a rebinding there would make its RELRO read-only under
+ * the loader, whose next write into it faulted. */
+static bool relocated(const object *o) {
+  if (find_object == NULL) return true;
+  find_result f;
+  return find_object((void *)o->dyn, &f) == 0 && f.map != NULL && (const ElfW(Dyn) *)f.map->l_ld == o->dyn;
+}
+
 static int rebind_cb(struct dl_phdr_info *info, size_t size, void *arg) {
   (void)size;
   rebind *r = arg;
@@ -616,7 +638,7 @@ static int rebind_cb(struct dl_phdr_info *info, size_t size, void *arg) {
   if (o.dyn == NULL || !loaded_since(r, &o)) return 0;
   for (int i = 0; i < 3; i++)
     if ((const void *)o.dyn == r->skip[i]) return 0;
-  rebind_object(r, &o);
+  if (relocated(&o)) rebind_object(r, &o);
   return 0;
 }
 
@@ -630,6 +652,7 @@ static void own_names_once(void) {
   hh__atfork(NULL, NULL, rebind_lock_child);
   iterate_fn iterate = next_iterate();
   if (iterate == NULL) return;
+  find_object = (int (*)(void *, find_result *))hh__dlsym_quiet(RTLD_DEFAULT, "_dl_find_object");
   iterate(own_names_cb, NULL);
   qsort(own.name, own.n, sizeof own.name[0], by_name);
   for (size_t i = 0; i < own.n; i++) own.gnu_hash[i] = gnu_hash(own.name[i]);
