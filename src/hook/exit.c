@@ -1,5 +1,5 @@
-/* _exit, _Exit and daemon, exported by the preload libraries so that a
- * process that ends without exit() still finishes its trace: exit() runs the
+/* _exit, _Exit, daemon, kill and raise, exported by the preload libraries
+ * so that a process that ends without exit() still finishes its trace: exit() runs the
  * library's destructor, which writes every thread's buffered events and
  * END; _exit runs nothing. Forked children end that way (Python's
  * os._exit in multiprocessing workers, servers' workers), and so do
@@ -14,6 +14,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -45,6 +48,70 @@ __attribute__((noreturn)) static void end_process(int status) {
 
 EXPORT void _exit(int status) { end_process(status); }
 EXPORT void _Exit(int status) { end_process(status); }
+
+/* Whether SIG, sent to the calling thread or its process, ends the process
+ * as it arrives: its action is the default one, that default ends a
+ * process, and the calling thread does not block it (blocked, it pends,
+ * and the program may still take it with sigwait or handle it later). */
+static bool signal_ends_process(int sig) {
+  switch (sig) {
+    case SIGKILL:
+      return true;
+    case SIGCHLD:
+    case SIGCONT:
+    case SIGURG:
+    case SIGWINCH:
+    case SIGSTOP:
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+      return false;
+    default:
+      break;
+  }
+  if (sig <= 0 || sig >= NSIG) return false;
+  int saved = errno;
+  struct sigaction sa;
+  sigset_t blocked;
+  bool ends = sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL &&
+              pthread_sigmask(SIG_BLOCK, NULL, &blocked) == 0 && sigismember(&blocked, sig) == 0;
+  errno = saved;
+  return ends;
+}
+
+/* A program that ends itself by a signal with its default action: Python
+ * after an uncaught KeyboardInterrupt (it sets SIGINT's action back to the
+ * default, then kill(getpid(), SIGINT)), shells, programs that clean up
+ * on a signal and raise it again. Such an end runs no destructors, as
+ * _exit: the trace is finished first, as there (trace.self_kill); before,
+ * it read as a killed program's, without END and the events its threads
+ * still held. A signal that will not end the process (handled, ignored,
+ * blocked, one whose default is not to end) changes nothing. The signal
+ * is then sent as glibc sends it. */
+static void before_signal(int sig) {
+  if (!signal_ends_process(sig) || hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) return;
+  hh_guard guard = hh__guard_enter();
+  hh__trace_before_exit();
+  hh__guard_leave(guard);
+}
+
+/* kill aimed at the process itself: its pid, 0 (its process group) or its
+ * process group. */
+EXPORT int kill(pid_t pid, int sig) {
+  if (sig != 0 && (pid == 0 || pid == getpid() || (pid < -1 && -pid == getpgrp()))) before_signal(sig);
+  return (int)syscall(SYS_kill, pid, sig);
+}
+
+/* glibc's raise is pthread_kill of the calling thread. */
+EXPORT int raise(int sig) {
+  before_signal(sig);
+  int err = pthread_kill(pthread_self(), sig);
+  if (err != 0) {
+    errno = err;
+    return -1;
+  }
+  return 0;
+}
 
 /* daemon(3) as glibc's does it, but for the parent's end: glibc's calls its
  * internal _exit, not the one above, so a program that detached with it

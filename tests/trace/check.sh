@@ -1628,6 +1628,33 @@ PY
     read_whole "$t" "vfork exit"
     [ "$(site_counts "$t" after)" = 300000 ] || fail "allocations of after: $(site_counts "$t" after)"
     ;;
+  self_kill)
+    # A program that ends by a signal it sends itself, the signal's action
+    # the default one (self_kill.c): Python after an uncaught
+    # KeyboardInterrupt (kill(getpid(), SIGINT)), shells, programs that
+    # clean up on a signal and re-raise it. Its trace is whole, as after
+    # _exit: before, it ended as a killed program's, with no END and
+    # without its buffered events (here all of them: the program ends
+    # before the writer thread starts). A signal that does not end it
+    # (blocked, then taken by sigwait; handled) leaves the trace to its
+    # exit, with the events after the signal.
+    for m in kill:130 raise:143 group:138 blocked:0 handled:0; do
+      mode=${m%%:*} want=${m#*:}
+      rm -f "$dir"/sk.hhtrace
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/sk.hhtrace" "$HH_SELF_KILL" "$mode" >o 2>e
+      rc=$?
+      [ "$rc" = "$want" ] || fail "$mode: exit status $rc, not $want: $(cat o e)"
+      [ -s e ] && fail "$mode: stderr: $(cat e)"
+      dump "$dir/sk.hhtrace" d
+      status_ok d
+      expect 500 d "alloc malloc " " size=100 " "stack=before_end@hh_trace_self_kill;"
+      expect 1 d "alloc malloc " " size=777 " "stack=before_end@hh_trace_self_kill;"
+      expect 300 d "alloc malloc " " size=50 " "stack=worker@hh_trace_self_kill;"
+      after=0
+      [ "$want" = 0 ] && after=10
+      expect $after d "alloc malloc " " size=200 " "stack=after_signal@hh_trace_self_kill;"
+    done
+    ;;
   split_dwarf)
     # A program built with split DWARF (split_dwarf.c): its inlined frame
     # and lines come from its .dwo file.

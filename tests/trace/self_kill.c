@@ -1,0 +1,94 @@
+/* A program that ends by a signal it sends itself, as Python does after an
+ * uncaught KeyboardInterrupt (it sets SIGINT's action back to the default,
+ * then kill(getpid(), SIGINT)), and as shells and programs that clean up
+ * on a signal, then re-raise it. A worker thread makes 300 allocations of
+ * 50 bytes, frees them and waits for good; then main makes 500 allocations
+ * and frees of 100 bytes in before_end and keeps one block of 777 bytes,
+ * and ends as MODE says:
+ *   kill     signal(SIGINT, SIG_DFL); kill(getpid(), SIGINT)
+ *   raise    raise(SIGTERM)
+ *   group    setpgid(0, 0); kill(0, SIGUSR1) (its own process group)
+ *   blocked  SIGTERM blocked; raise(SIGTERM), which only pends; then
+ *            sigwait takes it, 10 allocations of 200 bytes, exit 0
+ *   handled  SIGUSR2 handled; raise(SIGUSR2), then 10 allocations of 200
+ *            bytes, exit 0
+ *   self_kill MODE */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void *volatile keep;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
+static int worker_done;
+
+static void *worker(void *arg) {
+  (void)arg;
+  void *p[300];
+  for (int i = 0; i < 300; i++) p[i] = malloc(50);
+  for (int i = 0; i < 300; i++) free(p[i]);
+  pthread_mutex_lock(&lock);
+  worker_done = 1;
+  pthread_cond_broadcast(&never);
+  for (;;) pthread_cond_wait(&never, &lock);
+  return NULL;
+}
+
+static void before_end(void) {
+  for (int i = 0; i < 500; i++) {
+    keep = malloc(100);
+    free(keep);
+  }
+  keep = malloc(777);
+}
+
+static void after_signal(void) {
+  for (int i = 0; i < 10; i++) {
+    void *volatile p = malloc(200);
+    free(p);
+  }
+}
+
+static void on_usr2(int sig) { (void)sig; }
+
+int main(int argc, char **argv) {
+  if (argc != 2) return 2;
+  const char *mode = argv[1];
+  pthread_t t;
+  if (pthread_create(&t, NULL, worker, NULL) != 0) return 1;
+  pthread_mutex_lock(&lock);
+  while (!worker_done) pthread_cond_wait(&never, &lock);
+  pthread_mutex_unlock(&lock);
+  before_end();
+  if (strcmp(mode, "kill") == 0) {
+    signal(SIGINT, SIG_DFL);
+    kill(getpid(), SIGINT);
+  } else if (strcmp(mode, "raise") == 0) {
+    raise(SIGTERM);
+  } else if (strcmp(mode, "group") == 0) {
+    if (setpgid(0, 0) != 0) return 1;
+    kill(0, SIGUSR1);
+  } else if (strcmp(mode, "blocked") == 0) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (raise(SIGTERM) != 0) return 1;
+    int sig = 0;
+    if (sigwait(&set, &sig) != 0 || sig != SIGTERM) return 1;
+    after_signal();
+    return 0;
+  } else if (strcmp(mode, "handled") == 0) {
+    signal(SIGUSR2, on_usr2);
+    if (raise(SIGUSR2) != 0) return 1;
+    after_signal();
+    return 0;
+  } else {
+    return 2;
+  }
+  fprintf(stderr, "self_kill %s: still running after the signal\n", mode);
+  return 1;
+}
