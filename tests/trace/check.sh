@@ -644,6 +644,22 @@ PY
     [ -s exists.hhtrace ] && fail "an existing file was written"
     dump "exists.$pid.hhtrace" x.txt
     status_ok x.txt
+    # A fixed path that exists and is not a regular file (HEAPHOOK_OUTPUT=
+    # /dev/null, a directory, a pipe) is no earlier run's trace: it is
+    # refused, in one line, as `heaphook run -o` refuses it, and nothing is
+    # made beside it (before, the line said "the file exists (an earlier
+    # run's ...)" and the trace went to a new file beside it: as root,
+    # /dev/null.<pid> in /dev).
+    mkdir -p nr && mkdir nr/adir && mkfifo nr/fifo
+    for t in adir fifo; do
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/nr/$t" "$HH_KNOWN" >o 2>e ||
+        fail "$t: exit status $?"
+      cmp -s o plain.out || fail "$t: output changed"
+      [ "$(cat e)" = "heaphook: trace $dir/nr/$t: it exists and is not a regular file; the program runs on without tracing" ] ||
+        fail "$t: stderr: $(cat e)"
+      [ "$(ls nr | tr '\n' ' ')" = "adir fifo " ] || fail "$t: files made: $(ls nr | tr '\n' ' ')"
+      [ -z "$(ls nr/adir)" ] || fail "$t: files made in the directory: $(ls nr/adir)"
+    done
     # The program deletes its trace while it runs: said once, the program
     # unharmed.
     printf 'input line\n' >in.txt

@@ -112,6 +112,9 @@ static void warn_once(const char *what, int err) {
   hh__log("trace %s: %s (%s); the program runs on without tracing", show_path(path).s, what, strerror(err));
 }
 
+/* The fixed path exists and is not a regular file (create_file). */
+static bool not_regular;
+
 /* The working directory when tracing started: a relative path names a file
  * there, as the README says, although the file is created at the first
  * chunk, after the program may have changed directory (the trace went to
@@ -218,6 +221,7 @@ static bool create_file(void) {
     pattern[sizeof pattern - 1] = '\0';
   }
   int seq = 0;
+  not_regular = false;
   /* With the header's lock, off the stack of the thread (a fork may come
    * from one with a small stack): the fixed path when another's file is
    * there (said below), its numbered pattern. */
@@ -232,6 +236,16 @@ static bool create_file(void) {
     }
     if (try_create()) return true;
     if (errno != EEXIST || hh_trace_numbered(pattern, numbered, sizeof numbered) != 0) return false;
+    /* No earlier run's trace but a device, a directory or a pipe
+     * (HEAPHOOK_OUTPUT=/dev/null): refused, as `heaphook run -o` refuses
+     * it; its numbered pattern made a file beside it (as root,
+     * /dev/null.<pid> in /dev). A link to a regular file is another's. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+      not_regular = true;
+      errno = EEXIST;
+      return false;
+    }
     int owner = fixed_owner(numbered);
     if (owner == 2) memcpy(fixed, path, sizeof fixed); /* said below */
     seq = owner == 0 ? 1 : 0;
@@ -290,7 +304,13 @@ int hh__tr_file_open(pid_t parent) {
     hh__own_fd_close(&file);
     if (made) unlink(path);
     atomic_store(&hh__tr_active, false);
-    warn_once("cannot create the trace file", err);
+    if (not_regular) {
+      if (!atomic_exchange(&warned, true))
+        hh__log("trace %s: it exists and is not a regular file; the program runs on without tracing",
+                show_path(path).s);
+    } else {
+      warn_once("cannot create the trace file", err);
+    }
     atomic_store_explicit(&header_done, true, memory_order_release);
   }
   pthread_mutex_unlock(&header_lock);
