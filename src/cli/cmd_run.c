@@ -280,7 +280,7 @@ int hh_cmd_run(int argc, char **argv) {
       }
       /* not a trace still being written: replacing it lost that run's
        * ("the trace file was deleted while the program ran") */
-      pid_t writer = hh_run_trace_writer(fixed);
+      pid_t writer = hh_run_trace_writer(fixed, pattern);
       if (writer != 0) {
         hh_cli_error("run", "-o %s: process %d is still writing that trace; give another name", want,
                      (int)writer);

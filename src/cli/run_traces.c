@@ -21,7 +21,7 @@
  * the header's start is taken before the program's first allocation). */
 #define SLACK_NS 1000000000ull
 
-pid_t hh_run_trace_writer(const char *path) {
+pid_t hh_run_trace_writer(const char *path, const char *pattern) {
   struct stat st;
   hh_trace_header h;
   FILE *f = fopen(path, "rb");
@@ -30,6 +30,27 @@ pid_t hh_run_trace_writer(const char *path) {
                   memcmp(h.magic, HH_TRACE_MAGIC, sizeof h.magic) == 0 && h.pid != 0;
   fclose(f);
   if (!is_trace) return 0;
+  /* The files that process writes: this one, and when it exec'd other
+   * programs, theirs, which follow the numbered pattern ("<pid>.1", ...):
+   * after its exec the process has closed this one, but its run goes on
+   * and reads it for its summary. */
+  struct {
+    dev_t dev;
+    ino_t ino;
+  } files[100] = {{st.st_dev, st.st_ino}};
+  int nfiles = 1;
+  char numbered[PATH_MAX + 8];
+  if (pattern != NULL && hh_trace_numbered(pattern, numbered, sizeof numbered) == 0) {
+    for (; nfiles < (int)(sizeof files / sizeof *files); nfiles++) {
+      char pid[32], next[PATH_MAX];
+      struct stat n;
+      snprintf(pid, sizeof pid, "%" PRIu32 ".%d", h.pid, nfiles);
+      hh_run_expand(numbered, pid, next, sizeof next);
+      if (stat(next, &n) != 0) break;
+      files[nfiles].dev = n.st_dev;
+      files[nfiles].ino = n.st_ino;
+    }
+  }
   char dir[64];
   snprintf(dir, sizeof dir, "/proc/%" PRIu32 "/fd", h.pid);
   DIR *d = opendir(dir);
@@ -39,8 +60,9 @@ pid_t hh_run_trace_writer(const char *path) {
     char fd[64 + 256];
     struct stat o;
     snprintf(fd, sizeof fd, "%s/%s", dir, e->d_name);
-    if (e->d_name[0] != '.' && stat(fd, &o) == 0 && o.st_dev == st.st_dev && o.st_ino == st.st_ino)
-      writer = (pid_t)h.pid;
+    if (e->d_name[0] == '.' || stat(fd, &o) != 0) continue;
+    for (int i = 0; i < nfiles && writer == 0; i++)
+      if (o.st_dev == files[i].dev && o.st_ino == files[i].ino) writer = (pid_t)h.pid;
   }
   closedir(d);
   return writer;

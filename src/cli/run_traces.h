@@ -14,9 +14,11 @@
 #include <sys/types.h>
 
 /* The live process that is writing the trace at path: the pid in its
- * header when that process still has the file open, else 0 (not a trace,
- * or its writer is gone). */
-pid_t hh_run_trace_writer(const char *path);
+ * header when that process still has the file open, or one of the traces
+ * of the programs it exec'd since (pattern's numbered pattern with
+ * "<pid>.1", ...; pattern the path's, "%%" for a '%', or NULL), else 0
+ * (not a trace, or its writer is gone). */
+pid_t hh_run_trace_writer(const char *path, const char *pattern);
 
 /* pattern with "%p" -> pid ("%%" -> "%"), as the tracer expands it. */
 void hh_run_expand(const char *pattern, const char *pid, char *out, size_t size);

@@ -108,15 +108,27 @@ case $case_name in
     expect_rc 0 $? "run -o in a directory: $(cat err)"
     # ... or is a trace another run is still writing: replacing it lost
     # that run's trace ("the trace file was deleted while the program ran")
+    # ... or the first trace of a run whose program exec'd another and
+    # writes on (env here, a shell's exec, pyenv's python3): the file is
+    # closed, but the run still reads it for its summary (before, it was
+    # replaced, and the first run's summary left env out of the programs
+    # it ran: "ran 1 programs in turn")
     "$hh" run -o live.hhtrace -- sleep 3 >/dev/null 2>live.err &
     first=$!
-    for _ in $(seq 100); do [ -s live.hhtrace ] && break; sleep 0.05; done
-    "$hh" run -o live.hhtrace -- "$prog" >out 2>err
-    expect_rc 1 $? "run -o a trace still being written"
-    grep -qx "heaphook run: -o live.hhtrace: process [0-9]* is still writing that trace; give another name" err ||
-      fail "run -o a trace still being written: $(cat err)"
+    "$hh" run -o chain.hhtrace -- env sleep 3 >/dev/null 2>chain.err &
+    chain=$!
+    for _ in $(seq 100); do [ -s live.hhtrace ] && ls chain.*.1.hhtrace >/dev/null 2>&1 && break; sleep 0.05; done
+    for t in live chain; do
+      "$hh" run -o $t.hhtrace -- "$prog" >out 2>err
+      expect_rc 1 $? "run -o a trace still being written ($t)"
+      grep -qx "heaphook run: -o $t.hhtrace: process [0-9]* is still writing that trace; give another name" err ||
+        fail "run -o a trace still being written ($t): $(cat err)"
+    done
     wait $first || fail "the first run: exit status $?: $(cat live.err)"
     "$hh" report live.hhtrace >/dev/null 2>err || fail "the first run's trace: $(cat err)"
+    wait $chain || fail "the run through env: exit status $?: $(cat chain.err)"
+    grep -q "^heaphook: process [0-9]* ran 2 programs in turn (exec): env -> sleep; the summary is sleep's, the other traces chain.hhtrace\$" chain.err ||
+      fail "the run through env: $(cat chain.err)"
     "$hh" run -o '' -- "$prog" >out 2>err
     expect_rc 2 $? "run -o ''"
     expect_line err "heaphook run: -o wants a file name, not an empty one (heaphook run --help)"
