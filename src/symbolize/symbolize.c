@@ -41,7 +41,24 @@ typedef struct smodule {
   bool told;     /* problem said (once) */
   Dwfl *dwfl;
   Dwfl_Module *mod;
+  /* The symbol lookup's memo (module_addrinfo): the addresses where the
+   * answer of dwfl_module_addrinfo can change, sorted; for each interval
+   * between two, 0 or the index + 1 of its answer in hits. */
+  bool bounds_made;
+  uint64_t *bounds;
+  size_t nbounds;
+  uint32_t *interval_hit;
+  struct addr_hit *hits;
+  size_t nhits, hits_cap;
 } smodule;
+
+/* dwfl_module_addrinfo's answer for an interval (module_addrinfo): the
+ * symbol, at value, or none (name NULL). */
+struct addr_hit {
+  const char *name;
+  GElf_Sym sym;
+  uint64_t value;
+};
 
 typedef struct centry {
   uint64_t ip;
@@ -122,6 +139,9 @@ void hh_sym_free(hh_symbolizer *s) {
     free(m->problem);
     free(m->build_id);
     free(m->segments);
+    free(m->bounds);
+    free(m->interval_hit);
+    free(m->hits);
   }
   free(s->modules);
   for (size_t i = 0; i < s->cache_cap; i++) free(s->cache[i].frames);
@@ -401,6 +421,113 @@ static bool in_a_caller(smodule *m, uint64_t pc) {
   return !signal;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void make_bounds(smodule *m) {
+  m->bounds_made = true;
+  int n = dwfl_module_getsymtab(m->mod);
+  if (n <= 1) return;
+  /* the files the symbols come from (the binary, its debug file or
+   * minidebuginfo), whose sections bound them too */
+  Elf *elfs[4];
+  GElf_Addr biases[4];
+  size_t nelfs = 0, k = 0, cap = 2 * (size_t)n + 64;
+  m->bounds = xmalloc(cap * sizeof *m->bounds);
+  for (int i = 1; i < n; i++) {
+    GElf_Sym sym;
+    GElf_Addr value;
+    Elf *elf = NULL;
+    Dwarf_Addr bias = 0;
+    if (dwfl_module_getsym_info(m->mod, i, &sym, &value, NULL, &elf, &bias) == NULL) continue;
+    m->bounds[k++] = value;
+    if (sym.st_size != 0) m->bounds[k++] = value + sym.st_size;
+    size_t e = 0;
+    while (e < nelfs && (elfs[e] != elf || biases[e] != bias)) e++;
+    if (e == nelfs) {
+      if (nelfs == sizeof elfs / sizeof *elfs || elf == NULL) { /* not expected: no memo */
+        free(m->bounds);
+        m->bounds = NULL;
+        return;
+      }
+      elfs[nelfs] = elf;
+      biases[nelfs++] = bias;
+    }
+  }
+  /* libdwfl tells which section holds addr for a symbol without a size */
+  for (size_t e = 0; e < nelfs; e++)
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elfs[e], scn)) != NULL;) {
+      GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+      if (sh == NULL) continue;
+      if (k + 2 > cap) {
+        cap *= 2;
+        m->bounds = xrealloc(m->bounds, cap * sizeof *m->bounds);
+      }
+      m->bounds[k++] = sh->sh_addr + biases[e];
+      m->bounds[k++] = sh->sh_addr + sh->sh_size + biases[e];
+    }
+  qsort(m->bounds, k, sizeof *m->bounds, cmp_u64);
+  size_t u = 0;
+  for (size_t i = 0; i < k; i++)
+    if (u == 0 || m->bounds[i] != m->bounds[u - 1]) m->bounds[u++] = m->bounds[i];
+  m->nbounds = u;
+  m->interval_hit = u > 1 ? xcalloc(u - 1, sizeof *m->interval_hit) : NULL;
+}
+
+/* dwfl_module_addrinfo (the symbol that holds addr, *off bytes in, or
+ * the nearest one without a size in addr's section), remembered per
+ * interval between two bounds: libdwfl searches the whole symbol table
+ * for each address, and the analyses look up every address of every
+ * stack, so a trace of cc1 (29,000 symbols, 65,000 addresses) spent
+ * seconds there. Its answer depends only on the symbols whose value is at
+ * most addr, those that hold addr, and addr's section, all the same
+ * across an interval between two of: every symbol's value, value + size,
+ * every section's start and end. At a bound itself (where a symbol
+ * without a size may lie exactly, which changes the search) libdwfl is
+ * asked each time. */
+static const char *module_addrinfo(smodule *m, uint64_t addr, GElf_Off *off, GElf_Sym *sym) {
+  if (!m->bounds_made) make_bounds(m);
+  size_t i = 0;
+  bool memo = m->nbounds > 1 && addr > m->bounds[0] && addr < m->bounds[m->nbounds - 1];
+  if (memo) {
+    size_t lo = 0, hi = m->nbounds - 1; /* bounds[lo] <= addr < bounds[hi] */
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (m->bounds[mid] <= addr)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    i = lo;
+    memo = m->bounds[i] != addr;
+  }
+  if (memo && m->interval_hit[i] != 0) {
+    const struct addr_hit *h = &m->hits[m->interval_hit[i] - 1];
+    if (h->name != NULL) {
+      *sym = h->sym;
+      *off = addr - h->value;
+    }
+    return h->name;
+  }
+  const char *name = dwfl_module_addrinfo(m->mod, addr, off, sym, NULL, NULL, NULL);
+  if (memo && m->nhits < UINT32_MAX) {
+    if (m->nhits == m->hits_cap) {
+      m->hits_cap = m->hits_cap ? m->hits_cap * 2 : 64;
+      m->hits = xrealloc(m->hits, m->hits_cap * sizeof *m->hits);
+    }
+    struct addr_hit h = {.name = name};
+    if (name != NULL) {
+      h.sym = *sym;
+      h.value = addr - *off;
+    }
+    m->hits[m->nhits++] = h;
+    m->interval_hit[i] = (uint32_t)m->nhits;
+  }
+  return name;
+}
+
 /* Fills frames for pc in module m; returns the count (>= 1). */
 static size_t resolve(hh_symbolizer *s, smodule *m, uint64_t ip, hh_frame *out) {
   uint64_t pc = ip ? ip - 1 : 0; /* inside the call instruction */
@@ -413,14 +540,14 @@ static size_t resolve(hh_symbolizer *s, smodule *m, uint64_t ip, hh_frame *out) 
 
   GElf_Off off;
   GElf_Sym sym;
-  const char *symname = dwfl_module_addrinfo(m->mod, pc, &off, &sym, NULL, NULL, NULL);
+  const char *symname = module_addrinfo(m, pc, &off, &sym);
   if (!symname && ip && !in_a_caller(m, pc)) {
     /* A frame no call made, whose return address is its function's first
      * byte (the signal trampoline __restore_rt under a handler, whose call
      * frame information says so, __start_context under a makecontext
      * coroutine, with no function's before it) was named by no one:
      * "0x7f... (libc.so.6+0x3c050)" (trace.signal_frames). */
-    const char *at = dwfl_module_addrinfo(m->mod, ip, &off, &sym, NULL, NULL, NULL);
+    const char *at = module_addrinfo(m, ip, &off, &sym);
     if (at && off == 0) {
       pc = ip;
       symname = at;

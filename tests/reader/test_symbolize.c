@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dlfcn.h>
+#include <elfutils/libdwfl.h>
 
 #include "sym_target.h"
 #include "symbolize/symbolize.h"
@@ -182,6 +184,82 @@ static void test_cxx_name_of_a_lambdas_function(void **state) {
       &f[0], "void* hhtest::run_it<sym_cxx_lambda_caller::{lambda()#1}>(sym_cxx_lambda_caller::{lambda()#1})",
       "sym_target_cxx.cpp", sym_lambda_line);
   hh_sym_free(s);
+}
+
+/* libdwfl's symbol lookup, counted: the symbolizer (built into this
+ * program) calls this one, which calls libdw's. */
+static int addrinfo_calls;
+const char *dwfl_module_addrinfo(Dwfl_Module *mod, GElf_Addr address, GElf_Off *offset, GElf_Sym *sym,
+                                 GElf_Word *shndxp, Elf **elfp, Dwarf_Addr *bias) {
+  static const char *(*real)(Dwfl_Module *, GElf_Addr, GElf_Off *, GElf_Sym *, GElf_Word *, Elf **,
+                             Dwarf_Addr *);
+  if (!real) *(void **)&real = dlsym(RTLD_NEXT, "dwfl_module_addrinfo");
+  addrinfo_calls++;
+  return real(mod, address, offset, sym, shndxp, elfp, bias);
+}
+
+/* libdwfl searches the whole symbol table for each address: the
+ * symbolizer asks it once per interval between two symbol or section
+ * bounds, where its answer cannot change (before, once per address: a
+ * trace of cc1, 29,000 symbols and 65,000 addresses, took seconds). */
+static void test_symbol_looked_up_once_per_interval(void **state) {
+  (void)state;
+  hh_symbolizer *s = hh_sym_new(on_warn, NULL);
+  add_all(s, NULL);
+  uint64_t ip = (uint64_t)(uintptr_t)sym_plain_caller();
+  addrinfo_calls = 0;
+  /* four addresses in the call instruction before the return address */
+  for (uint64_t d = 0; d < 4; d++) {
+    const hh_frame *f;
+    assert_int_equal(hh_sym_ip(s, ip - d, UINT32_MAX, &f), 1);
+    expect_frame(&f[0], "sym_plain_caller", "sym_target.c", sym_plain_line);
+  }
+  assert_int_equal(addrinfo_calls, 1);
+  hh_sym_free(s);
+}
+
+/* The answers do not depend on the order of the lookups: four addresses
+ * every 1 KiB over 256 KiB of the first executable segments of this
+ * program and of libc, looked up upwards by one symbolizer and downwards
+ * by another (a remembered answer taken for an address it does not hold
+ * would differ). */
+static void test_symbol_lookups_in_any_order(void **state) {
+  (void)state;
+  static const uint64_t near[] = {1, 6, 12, 19};
+  enum { NEAR = sizeof near / sizeof *near };
+  for (unsigned i = 0; i < nmodules; i++) {
+    if (i != 0 && !strstr(modules[i].path, "/libc.so")) continue;
+    const tb_segment *text = NULL;
+    for (unsigned j = 0; j < modules[i].nseg && !text; j++)
+      if (modules[i].segs[j].offset != 0) text = &modules[i].segs[j];
+    assert_non_null(text);
+    uint64_t n = (text->size < 256 * 1024 ? text->size : 256 * 1024) / 1024 * NEAR;
+    const char **up = calloc(n, sizeof *up);
+    uint32_t *up_line = calloc(n, sizeof *up_line);
+    hh_symbolizer *a = hh_sym_new(on_warn, NULL), *b = hh_sym_new(on_warn, NULL);
+    add_all(a, NULL);
+    add_all(b, NULL);
+    for (uint64_t k = 0; k < n; k++) {
+      const hh_frame *f;
+      hh_sym_ip(a, text->start + k / NEAR * 1024 + near[k % NEAR], UINT32_MAX, &f);
+      up[k] = f[0].function;
+      up_line[k] = f[0].line;
+    }
+    for (uint64_t k = n; k-- > 0;) {
+      const hh_frame *f;
+      uint64_t ip = text->start + k / NEAR * 1024 + near[k % NEAR];
+      hh_sym_ip(b, ip, UINT32_MAX, &f);
+      if ((up[k] == NULL) != (f[0].function == NULL) || (up[k] && strcmp(up[k], f[0].function) != 0) ||
+          up_line[k] != f[0].line)
+        fail_msg("%s+0x%llx: \"%s\" line %u upwards, \"%s\" line %u downwards", modules[i].path,
+                 (unsigned long long)(ip - modules[i].base), up[k] ? up[k] : "(null)", up_line[k],
+                 f[0].function ? f[0].function : "(null)", f[0].line);
+    }
+    hh_sym_free(a);
+    hh_sym_free(b);
+    free(up);
+    free(up_line);
+  }
 }
 
 static void test_unknown_address(void **state) {
@@ -435,6 +513,8 @@ int main(void) {
       cmocka_unit_test(test_inlined_frame),
       cmocka_unit_test(test_cxx_name_demangled),
       cmocka_unit_test(test_cxx_name_of_a_lambdas_function),
+      cmocka_unit_test(test_symbol_looked_up_once_per_interval),
+      cmocka_unit_test(test_symbol_lookups_in_any_order),
       cmocka_unit_test(test_unknown_address),
       cmocka_unit_test(test_changed_binary_reported_once),
       cmocka_unit_test(test_stack_folding_through_reader),
