@@ -113,6 +113,42 @@ EXPORT int raise(int sig) {
   return 0;
 }
 
+/* abort as the program's, C++'s std::terminate (an uncaught exception)
+ * and other libraries' call it: the process ends by SIGABRT unless a
+ * handler of the program's leaves it (abort unblocks the signal, and
+ * when a handler returns it sets the default action and raises it
+ * again), so with no handler the trace is finished first, as before a
+ * kill. glibc's own calls (assert, its heap checks) go to its internal
+ * abort, as do heaphook's, which run with the guard held. */
+static void (*next_abort)(void);
+
+EXPORT __attribute__((noreturn)) void abort(void) {
+  int saved = errno;
+  struct sigaction sa;
+  if (sigaction(SIGABRT, NULL, &sa) == 0 && (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) &&
+      !hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) {
+    hh_guard guard = hh__guard_enter();
+    hh__trace_before_exit();
+    hh__guard_leave(guard);
+  }
+  errno = saved;
+  if (next_abort != NULL) next_abort();
+  /* (no next abort: as glibc's ends) */
+  signal(SIGABRT, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGABRT);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  for (;;) {
+    pthread_kill(pthread_self(), SIGABRT);
+    syscall(SYS_exit_group, 127);
+  }
+}
+
+__attribute__((constructor)) static void hh_abort_find_next(void) {
+  *(void **)&next_abort = dlsym(RTLD_NEXT, "abort");
+}
+
 /* daemon(3) as glibc's does it, but for the parent's end: glibc's calls its
  * internal _exit, not the one above, so a program that detached with it
  * left a parent's trace with no event and no end (trace.daemon_call). The

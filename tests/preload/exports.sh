@@ -1,7 +1,7 @@
 #!/bin/bash
 # preload.exports: a preload library exports exactly the hooked malloc family
 # (C++ operator new and delete among them, src/hook/cxx.c),
-# the exec family, _exit, daemon, kill and raise (recorders write what they hold before the
+# the exec family, _exit, daemon, kill, raise and abort (recorders write what they hold before the
 # program image goes), dlclose (the tracer looks at the modules at once),
 # the longjmp family (a jump out of a signal handler gives the recursion
 # guard back: src/hook/jump.c), the calls that close or replace descriptors and pipe2 (heaphook's
@@ -11,7 +11,7 @@
 set -u
 hooked="malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc
 pvalloc malloc_usable_size free_sized free_aligned_sized
-execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit daemon kill raise dlopen dlclose dl_iterate_phdr
+execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit daemon kill raise abort dlopen dlclose dl_iterate_phdr
 longjmp _longjmp siglongjmp __longjmp_chk
 close close_range closefrom dup2 dup3 pipe2
 _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t _ZnwmSt11align_val_t _ZnamSt11align_val_t

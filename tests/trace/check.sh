@@ -1653,8 +1653,9 @@ PY
     # without its buffered events (here all of them: the program ends
     # before the writer thread starts). A signal that does not end it
     # (blocked, then taken by sigwait; handled) leaves the trace to its
-    # exit, with the events after the signal.
-    for m in kill:130 raise:143 group:138 blocked:0 handled:0; do
+    # exit, with the events after the signal. abort (C++'s std::terminate
+    # after an uncaught exception calls it) the same.
+    for m in kill:130 raise:143 group:138 abort:134 blocked:0 handled:0; do
       mode=${m%%:*} want=${m#*:}
       rm -f "$dir"/sk.hhtrace
       env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/sk.hhtrace" "$HH_SELF_KILL" "$mode" >o 2>e

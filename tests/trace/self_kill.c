@@ -8,6 +8,7 @@
  *   kill     signal(SIGINT, SIG_DFL); kill(getpid(), SIGINT)
  *   raise    raise(SIGTERM)
  *   group    setpgid(0, 0); kill(0, SIGUSR1) (its own process group)
+ *   abort    abort() (as C++'s std::terminate calls it)
  *   blocked  SIGTERM blocked; raise(SIGTERM), which only pends; then
  *            sigwait takes it, 10 allocations of 200 bytes, exit 0
  *   handled  SIGUSR2 handled; raise(SIGUSR2), then 10 allocations of 200
@@ -71,6 +72,8 @@ int main(int argc, char **argv) {
   } else if (strcmp(mode, "group") == 0) {
     if (setpgid(0, 0) != 0) return 1;
     kill(0, SIGUSR1);
+  } else if (strcmp(mode, "abort") == 0) {
+    abort();
   } else if (strcmp(mode, "blocked") == 0) {
     sigset_t set;
     sigemptyset(&set);
