@@ -54,7 +54,8 @@ static const char usage[] =
     "next to this program's directory, ../libheaphook.so, or installed, ../lib/libheaphook.so).\n"
     "HEAPHOOK_OUTPUT, HEAPHOOK_TRACE_SAMPLE and HEAPHOOK_TRACE_STACKS=0 are the defaults of\n"
     "-o, --sample and --no-stacks (the options win); the tracer's other variables\n"
-    "(HEAPHOOK_TRACE_CHILDREN, ...) reach the program as they are.\n";
+    "(HEAPHOOK_TRACE_CHILDREN, ...) reach the program as they are. A bad value of any of\n"
+    "these is refused before the program starts.\n";
 
 /* The tracer's variables in heaphook's own environment are the defaults of
  * the options that set them, which win: HEAPHOOK_OUTPUT of -o,
@@ -83,6 +84,30 @@ static int from_environment(const char **output, const char **sample, bool *stac
   e = getenv("HEAPHOOK_TRACE_STACKS");
   if (*stacks && e && *e && hh__parse_bool(e, stacks) != 0) {
     hh_cli_error("run", "HEAPHOOK_TRACE_STACKS=%s: expected 1 or 0 (true/false, yes/no, on/off)", e);
+    return -1;
+  }
+  /* The tracer's other variables reach the program as they are; a bad one
+   * stopped it at its start, and run then said "no trace was written for
+   * PROGRAM (it made no allocation, or the tracer could not write)". */
+  e = getenv("HEAPHOOK_TRACE_WRITERS");
+  if (e && *e) {
+    int n = 0;
+    for (const char *c = e; *c && n >= 0 && n <= 8; c++)
+      n = *c >= '0' && *c <= '9' ? n * 10 + (*c - '0') : -1;
+    if (n < 1 || n > 8) {
+      hh_cli_error("run", "HEAPHOOK_TRACE_WRITERS=%s: expected a number of threads from 1 to 8", e);
+      return -1;
+    }
+  }
+  e = getenv("HEAPHOOK_TRACE_CHILDREN");
+  bool children;
+  /* (a false value with its first character made '-' is a traced parent's
+   * mark, which the tracer takes: recorder.c, marked_off) */
+  bool marked =
+      e && e[0] == '-' &&
+      (e[1] == '\0' || !strcasecmp(e + 1, "alse") || !strcasecmp(e + 1, "o") || !strcasecmp(e + 1, "ff"));
+  if (e && *e && !marked && hh__parse_bool(e, &children) != 0) {
+    hh_cli_error("run", "HEAPHOOK_TRACE_CHILDREN=%s: expected 1 or 0 (true/false, yes/no, on/off)", e);
     return -1;
   }
   e = getenv("HEAPHOOK_RECORD");

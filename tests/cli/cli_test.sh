@@ -289,6 +289,23 @@ WANT
     expect_rc 2 $? "HEAPHOOK_TRACE_STACKS=maybe run"
     expect_line err "heaphook run: HEAPHOOK_TRACE_STACKS=maybe: expected 1 or 0 (true/false, yes/no, on/off)"
     [ -e bad.hhtrace ] || [ -s out ] && fail "the program ran with a bad variable"
+    # ... and the tracer's other variables, which the tracer refused at the
+    # program's start (status 1): run then said "no trace was written for
+    # PROGRAM (it made no allocation, or the tracer could not write)"
+    # (HEAPHOOK_TRACE_WRITERS=16 on a 16-core machine, say)
+    for v in HEAPHOOK_TRACE_WRITERS=16 HEAPHOOK_TRACE_WRITERS=0 HEAPHOOK_TRACE_WRITERS=two HEAPHOOK_TRACE_CHILDREN=2; do
+      env "$v" "$hh" run -o bad.hhtrace -- "$prog" >out 2>err
+      expect_rc 2 $? "$v run"
+      case $v in
+        *WRITERS*) want="expected a number of threads from 1 to 8" ;;
+        *) want="expected 1 or 0 (true/false, yes/no, on/off)" ;;
+      esac
+      expect_line err "heaphook run: $v: $want"
+      [ "$(wc -l <err)" = 1 ] || fail "$v run: $(cat err)"
+      [ -e bad.hhtrace ] || [ -s out ] && fail "the program ran with $v"
+    done
+    HEAPHOOK_TRACE_WRITERS=8 HEAPHOOK_TRACE_CHILDREN=off "$hh" run -o good.hhtrace -- "$prog" >out 2>err
+    expect_rc 0 $? "HEAPHOOK_TRACE_WRITERS=8 HEAPHOOK_TRACE_CHILDREN=off run: $(cat err)"
     ;;
   run_options)
     "$hh" run -o s.hhtrace --no-stacks -- "$prog" 2>err
