@@ -54,6 +54,10 @@ EXPORT void _Exit(int status) { end_process(status); }
  * process, and the calling thread does not block it (blocked, it pends,
  * and the program may still take it with sigwait or handle it later). */
 static bool signal_ends_process(int sig) {
+  /* The first process of a PID namespace (a container's program run as
+   * its init) is not ended by a signal it sends itself, SIGKILL included:
+   * the kernel drops it, and the program goes on (trace.self_kill, init). */
+  if (getpid() == 1) return false;
   switch (sig) {
     case SIGKILL:
       return true;

@@ -1672,6 +1672,27 @@ PY
       expect $after d "alloc malloc " " size=200 " "stack=after_signal@hh_trace_self_kill;"
     done
     ;;
+  self_kill_init)
+    # As the first process of a PID namespace (a container's program run
+    # as its init), the signals the program sends itself with the default
+    # action are dropped by the kernel and it goes on (self_kill.c, init):
+    # the trace must go on too, with the allocations after the signals and
+    # END. Before, kill and raise finished the trace first and the 10
+    # allocations after them were lost. Needs an unprivileged user and PID
+    # namespace (unshare): shown as not run (77) where there is none.
+    unshare --user --pid --fork --map-root-user true 2>/dev/null || exit 77
+    rm -f "$dir"/sk.hhtrace
+    unshare --user --pid --fork --map-root-user env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace \
+      HEAPHOOK_OUTPUT="$dir/sk.hhtrace" "$HH_SELF_KILL" init >o 2>e
+    rc=$?
+    [ "$rc" = 0 ] || fail "exit status $rc, not 0: $(cat o e)"
+    [ -s e ] && fail "stderr: $(cat e)"
+    dump "$dir/sk.hhtrace" d
+    status_ok d
+    expect 500 d "alloc malloc " " size=100 " "stack=before_end@hh_trace_self_kill;"
+    expect 300 d "alloc malloc " " size=50 " "stack=worker@hh_trace_self_kill;"
+    expect 10 d "alloc malloc " " size=200 " "stack=after_signal@hh_trace_self_kill;"
+    ;;
   split_dwarf)
     # A program built with split DWARF (split_dwarf.c): its inlined frame
     # and lines come from its .dwo file.

@@ -13,6 +13,10 @@
  *            sigwait takes it, 10 allocations of 200 bytes, exit 0
  *   handled  SIGUSR2 handled; raise(SIGUSR2), then 10 allocations of 200
  *            bytes, exit 0
+ *   init     run as the first process of a PID namespace (a container's
+ *            program), where the kernel drops the signals it sends itself
+ *            with the default action: kill(getpid(), SIGTERM) and
+ *            raise(SIGINT) return, then 10 allocations of 200 bytes, exit 0
  *   self_kill MODE */
 #include <pthread.h>
 #include <signal.h>
@@ -82,6 +86,12 @@ int main(int argc, char **argv) {
     if (raise(SIGTERM) != 0) return 1;
     int sig = 0;
     if (sigwait(&set, &sig) != 0 || sig != SIGTERM) return 1;
+    after_signal();
+    return 0;
+  } else if (strcmp(mode, "init") == 0) {
+    if (getpid() != 1) return 3;
+    kill(getpid(), SIGTERM);
+    raise(SIGINT);
     after_signal();
     return 0;
   } else if (strcmp(mode, "handled") == 0) {
