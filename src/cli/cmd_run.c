@@ -200,6 +200,10 @@ int hh_cmd_run(int argc, char **argv) {
   optind = 1;
   int c;
   while ((c = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
+    /* "-o -- prog": the trace was named "--" (cli.usage_errors) */
+    char value_buf[256];
+    if (c != ':' && c != '?' && hh_cli_value_error(argv, opts, value_buf, sizeof value_buf))
+      return hh_cli_usage_error("run", usage, "%s", value_buf);
     switch (c) {
       case 'o':
         output = optarg;

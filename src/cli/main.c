@@ -206,6 +206,24 @@ const char *hh_cli_option_error(char **argv, int c, const struct option *longopt
   return buf;
 }
 
+const char *hh_cli_value_error(char **argv, const struct option *longopts, char *buf, size_t size) {
+  /* only a value given as the next argument: "--output=--" is meant */
+  if (!optarg || optind < 2 || optarg != argv[optind - 1]) return NULL;
+  const char *opt = argv[optind - 2];
+  bool is_option = strcmp(optarg, "--") == 0;
+  for (const struct option *o = longopts; !is_option && o && o->name; o++) {
+    size_t n = strlen(o->name);
+    is_option = strncmp(optarg, "--", 2) == 0 && strncmp(optarg + 2, o->name, n) == 0 &&
+                (optarg[n + 2] == '\0' || optarg[n + 2] == '=');
+  }
+  if (!is_option) return NULL;
+  if (strncmp(opt, "--", 2) == 0)
+    snprintf(buf, size, "%.*s needs a value before %s", (int)strcspn(opt, "="), opt, optarg);
+  else
+    snprintf(buf, size, "-%c needs a value before %s", opt[strlen(opt) - 1], optarg); /* (-jo --) */
+  return buf;
+}
+
 int hh_cli_getopt(hh_cli_args *a, const char *shortopts, const struct option *longopts) {
   if (!a->started) {
     opterr = 0;
@@ -225,8 +243,14 @@ int hh_cli_getopt(hh_cli_args *a, const char *shortopts, const struct option *lo
                                      hh_cli_option_error(a->argv, c, longopts, buf, sizeof buf));
       return HH_CLI_STOP;
     }
-    default:
+    default: {
+      char buf[256];
+      if (c != -1 && hh_cli_value_error(a->argv, longopts, buf, sizeof buf)) {
+        a->status = hh_cli_usage_error(a->cmd, a->usage, "%s", buf);
+        return HH_CLI_STOP;
+      }
       return c;
+    }
   }
 }
 

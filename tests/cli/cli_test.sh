@@ -536,6 +536,17 @@ PY
     one 2 'heaphook report: --top wants a number, not " 5" (heaphook report --help)' report x --top ' 5'
     one 2 'heaphook report: --frames wants a number, not "99999999999999999999999" (heaphook report --help)' report x --frames 99999999999999999999999
     one 2 "heaphook plot: -o needs a value (heaphook plot --help)" plot x -o
+    # A value forgotten before "--" or another option: getopt took that as
+    # the value (a trace named "--", then the program run; a chart or
+    # report file named "--json")
+    one 2 "heaphook run: -o needs a value before -- (heaphook run --help)" run -o -- true
+    one 2 "heaphook run: --output needs a value before -- (heaphook run --help)" run --output -- true
+    one 2 "heaphook run: --sample needs a value before --no-stacks (heaphook run --help)" run --sample --no-stacks -- true
+    one 2 "heaphook plot: -o needs a value before -- (heaphook plot --help)" plot -o -- x
+    one 2 "heaphook flame: -o needs a value before --cost=bytes (heaphook flame --help)" flame -o --cost=bytes x
+    one 2 "heaphook export: -f needs a value before -- (heaphook export --help)" export -f -- x
+    one 2 "heaphook report: --top needs a value before --json (heaphook report --help)" report --top --json x
+    [ -e -- ] || [ -e --cost=bytes ] && fail "a file named after an option was written: $(ls)"
     one 2 "heaphook report: --json takes no value (heaphook report --help)" report --json=1 x
     one 2 "heaphook run: --no-stacks takes no value (heaphook run --help)" run --no-stacks=1 -- true
     one 2 "heaphook report: unknown option -x (heaphook report --help)" report --top=5 -xj x
