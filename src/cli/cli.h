@@ -65,6 +65,9 @@ const char *hh_cli_one_trace(hh_cli_args *a);
 /* Opens the output named by -o for writing: NULL or "-" is standard
  * output. On failure prints "cannot write PATH: why" and returns NULL. */
 FILE *hh_cli_open_output(const char *cmd, const char *path);
+/* The errno of the first write to out that failed (standard output or a
+ * stream of hh_cli_open_output; glibc's own errno is lost by then), else 0. */
+int hh_cli_write_error(FILE *out);
 /* Flushes out and closes it (standard output stays open); returns 0, or -1
  * after printing "cannot write PATH: why" when writing it failed (and
  * removing the half-written file, hh_cli_discard_output). */

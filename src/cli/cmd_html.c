@@ -83,13 +83,13 @@ int hh_cmd_html(int argc, char **argv) {
   if (!out) goto done;
   bool to_stdout = out == stdout;
   int w = hh_html_write(out, &in);
-  int saved = errno;
+  int saved = hh_cli_write_error(out) ? hh_cli_write_error(out) : errno;
   if (!to_stdout && fclose(out) != 0 && w == 0) {
     w = -1;
     saved = errno;
   }
   if (w != 0) {
-    hh_cli_error("html", "cannot write %s: %s", to_stdout ? "the page" : output, strerror(saved));
+    hh_cli_error("html", "cannot write %s: %s", to_stdout ? "standard output" : output, strerror(saved));
     if (!to_stdout) hh_cli_discard_output(output); /* the half-written page */
     goto done;
   }

@@ -48,6 +48,56 @@ static void usage(FILE *out) {
           "example: heaphook run -- ./myprogram arg1 arg2\n");
 }
 
+/* Output streams that keep the reason of their first failed write. glibc
+ * drops a stdio buffer whose write failed, so the fflush at the end had
+ * nothing to write and no errno to tell: `heaphook report t.hhtrace
+ * >/dev/full` said "cannot write standard output" and no why, and an -o
+ * file on a full disk "Input/output error". Standard output and every -o
+ * file go through these (fopencookie over the descriptor). */
+typedef struct tracked {
+  FILE *f; /* NULL: the slot is free */
+  int fd, err;
+} tracked;
+static tracked tracked_slots[4];
+
+static ssize_t tracked_write(void *cookie, const char *buf, size_t size) {
+  tracked *t = cookie;
+  for (size_t done = 0; done < size;) {
+    ssize_t n = write(t->fd, buf + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (t->err == 0) t->err = n < 0 ? errno : EIO;
+      return -1;
+    }
+    done += (size_t)n;
+  }
+  return (ssize_t)size;
+}
+
+static int tracked_close(void *cookie) {
+  tracked *t = cookie;
+  t->f = NULL;
+  return close(t->fd);
+}
+
+static FILE *tracked_open(int fd) {
+  for (size_t i = 0; i < sizeof tracked_slots / sizeof *tracked_slots; i++) {
+    tracked *t = &tracked_slots[i];
+    if (t->f) continue;
+    *t = (tracked){.fd = fd};
+    t->f = fopencookie(t, "w", (cookie_io_functions_t){.write = tracked_write, .close = tracked_close});
+    if (t->f) setvbuf(t->f, NULL, isatty(fd) ? _IOLBF : _IOFBF, 64 * 1024);
+    return t->f;
+  }
+  return fdopen(fd, "w");
+}
+
+int hh_cli_write_error(FILE *f) {
+  for (size_t i = 0; i < sizeof tracked_slots / sizeof *tracked_slots; i++)
+    if (tracked_slots[i].f == f) return tracked_slots[i].err;
+  return 0;
+}
+
 /* What a command wrote to standard output must have reached it: a full
  * disk or a closed pipe's reader is an error (exit 1), not a silent loss of
  * a report or JSON that a script then reads truncated. */
@@ -61,9 +111,8 @@ static int check_stdout(const char *name, int status) {
   /* a command that failed has said why (those that write files say so
    * for standard output too) */
   if (ok || status != HH_EXIT_OK) return status;
-  int err = errno;
-  /* (an earlier write's error, which errno no longer holds: a closed
-   * descriptor is the one that can be told afterwards) */
+  int err = hh_cli_write_error(stdout) ? hh_cli_write_error(stdout) : errno;
+  /* (a closed descriptor can be told afterwards) */
   if (err == 0 && fcntl(STDOUT_FILENO, F_GETFD) < 0) err = errno;
   if (err)
     hh_cli_error(name, "cannot write standard output: %s", strerror(err));
@@ -114,6 +163,11 @@ static bool set_memory_limit(void) {
 
 int main(int argc, char **argv) {
   if (!set_memory_limit()) return HH_EXIT_FAIL;
+  /* (a closed one stays as it is: nothing written to it, nothing lost) */
+  if (fcntl(STDOUT_FILENO, F_GETFD) >= 0) {
+    FILE *out = tracked_open(STDOUT_FILENO);
+    if (out) stdout = out;
+  }
   if (argc < 2) {
     fprintf(stderr, "heaphook: no command given (heaphook --help lists them)\n");
     return HH_EXIT_USAGE;
@@ -271,8 +325,12 @@ static bool is_stdout(const char *path) { return !path || strcmp(path, "-") == 0
 
 FILE *hh_cli_open_output(const char *cmd, const char *path) {
   if (is_stdout(path)) return stdout;
-  FILE *out = fopen(path, "w");
-  if (!out) hh_cli_error(cmd, "cannot write %s: %s", path, strerror(errno));
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  FILE *out = fd >= 0 ? tracked_open(fd) : NULL;
+  if (!out) {
+    hh_cli_error(cmd, "cannot write %s: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+  }
   return out;
 }
 
@@ -280,7 +338,7 @@ int hh_cli_close_output(const char *cmd, FILE *out, const char *path) {
   bool to_stdout = is_stdout(path);
   errno = 0;
   bool failed = fflush(out) != 0 || ferror(out);
-  int err = errno;
+  int err = hh_cli_write_error(out) ? hh_cli_write_error(out) : errno;
   if (!to_stdout && fclose(out) != 0 && !failed) {
     failed = true;
     err = errno;

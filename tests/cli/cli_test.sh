@@ -641,7 +641,24 @@ PY
       # shellcheck disable=SC2086
       "$hh" $cmd t.hhtrace >/dev/full 2>err
       expect_rc 1 $? "$cmd to /dev/full"
-      grep -qx "heaphook ${cmd%% *}: cannot write standard output.*" err || fail "$cmd to /dev/full: stderr: $(cat err)"
+      expect_line err "heaphook ${cmd%% *}: cannot write standard output: No space left on device"
+      [ "$(wc -l <err)" = 1 ] || fail "$cmd to /dev/full: not one line: $(cat err)"
+    done
+    # Output longer than stdio's buffer: glibc drops a buffer whose write
+    # failed, and the reason was lost ("cannot write standard output", and
+    # an -o file's "Input/output error"); an -o file on a full disk too
+    "$hh" run -o m.hhtrace -- "$prog" many 2>/dev/null || fail "run many"
+    ln -s /dev/full full.out
+    ln -s /dev/full full.svg
+    for cmd in "report --top 0 m.hhtrace" "dump m.hhtrace" "diff m.hhtrace t.hhtrace" "html -o - m.hhtrace" \
+      "html -o full.out m.hhtrace" "flame -o full.out m.hhtrace" "export -f massif -o full.out m.hhtrace" \
+      "export -f speedscope -o full.out m.hhtrace" "export -f pprof -o full.out m.hhtrace" "plot -o full.svg m.hhtrace"; do
+      # shellcheck disable=SC2086
+      "$hh" $cmd >/dev/full 2>err
+      expect_rc 1 $? "$cmd to /dev/full"
+      what="standard output"
+      case $cmd in *full.out*) what=full.out ;; *full.svg*) what=full.svg ;; esac
+      expect_line err "heaphook ${cmd%% *}: cannot write $what: No space left on device"
       [ "$(wc -l <err)" = 1 ] || fail "$cmd to /dev/full: not one line: $(cat err)"
     done
     # The overall help, a command's help through `help` and the version
