@@ -988,11 +988,13 @@ static void say_stopped(state *s) {
   hh_reader_format_bytes(lim, sizeof lim, hh_reader_memory_limit(s->r));
   hh_reader_format_bytes(rb, sizeof rb, s->stop_reader_bytes);
   hh_reader_format_bytes(ab, sizeof ab, s->stop_bytes);
-  snprintf(msg, sizeof msg,
-           "analysis stopped after %" PRIu64 " events (%" PRIu64
-           " blocks live): the reader's tables (%s) and the analysis's (%s, with the next events) would take "
-           "more than %s, the memory limit (HEAPHOOK_MEMORY_LIMIT raises it)",
-           s->a->events, s->live_blocks, rb, ab, lim);
+  snprintf(
+      msg, sizeof msg,
+      "analysis stopped after %" PRIu64 " event%s (%" PRIu64
+      " block%s live): the reader's tables (%s) and the analysis's (%s, with the next events) would take "
+      "more than %s, the memory limit (HEAPHOOK_MEMORY_LIMIT raises it)",
+      s->a->events, s->a->events == 1 ? "" : "s", s->live_blocks, s->live_blocks == 1 ? "" : "s", rb, ab,
+      lim);
   hh_reader_stop(s->r, msg);
 }
 

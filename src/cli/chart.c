@@ -342,7 +342,8 @@ static void draw(cairo_t *cr, const hh_analysis *a, const char *title) {
   cairo_set_source_rgb(cr, 0.80, 0.10, 0.10);
   cairo_arc(cr, x, y, 4, 0, 2 * M_PI);
   cairo_fill(cr);
-  snprintf(sub, sizeof sub, "peak %s (%llu bytes)", peak, (unsigned long long)a->peak_bytes);
+  snprintf(sub, sizeof sub, "peak %s (%llu byte%s)", peak, (unsigned long long)a->peak_bytes,
+           a->peak_bytes == 1 ? "" : "s");
   cairo_set_font_size(cr, 11);
   cairo_text_extents(cr, sub, &e);
   bool left = x + 8 + e.width > p.x0 + p.w;

@@ -316,8 +316,8 @@ int hh_cmd_diff(int argc, char **argv) {
         if (in[k].l.analysis->sampled)
           fprintf(out,
                   "%s: sampled trace (one sample per %" PRIu64
-                  " bytes on average): its bytes and counts are estimates\n",
-                  k ? "B" : "A", in[k].l.analysis->sample_bytes);
+                  " byte%s on average): its bytes and counts are estimates\n",
+                  k ? "B" : "A", in[k].l.analysis->sample_bytes, hh_cli_s(in[k].l.analysis->sample_bytes));
       for (int k = 0; k < 2; k++)
         if (in[k].l.analysis->status != HH_READ_OK)
           fprintf(out, "%s: %s: %s\n", in[k].l.analysis->status == HH_READ_NO_END ? "warning" : "error",

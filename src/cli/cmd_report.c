@@ -56,7 +56,7 @@ static double pct(uint64_t part, uint64_t whole) {
 static void put_bytes(FILE *out, uint64_t bytes) {
   char buf[32];
   if (bytes < 1024)
-    fprintf(out, "%" PRIu64 " bytes", bytes);
+    fprintf(out, "%" PRIu64 " byte%s", bytes, hh_cli_s(bytes));
   else
     fprintf(out, "%" PRIu64 " bytes (%s)", bytes, hh_cli_bytes(buf, sizeof buf, bytes));
 }
@@ -152,8 +152,8 @@ static void text_report(const ctx *c, const char *path) {
             a->status == HH_READ_NO_END ? "warning" : "error", a->status_message);
   if (a->sampled) {
     fprintf(out,
-            "sampled trace (one sample per %" PRIu64 " bytes on average): bytes and counts are estimates\n",
-            a->sample_bytes);
+            "sampled trace (one sample per %" PRIu64 " byte%s on average): bytes and counts are estimates\n",
+            a->sample_bytes, hh_cli_s(a->sample_bytes));
     /* Each estimate is unbiased, their highest is not: a heap that rises
      * and falls again and again shows a peak above the true one (51 rises
      * of a 16 MB heap sampled at 512K read 1.47x on average, 1 MB rises at
@@ -181,8 +181,8 @@ static void text_report(const ctx *c, const char *path) {
   put_bytes(out, a->bytes_allocated);
   fputc('\n', out);
   if (a->temporary_known)
-    fprintf(out, "  temporary      %" PRIu64 " (%.1f%% of the %" PRIu64 " allocation calls)\n", a->temporary,
-            pct(a->temporary, a->allocation_calls), a->allocation_calls);
+    fprintf(out, "  temporary      %" PRIu64 " (%.1f%% of the %" PRIu64 " allocation call%s)\n", a->temporary,
+            pct(a->temporary, a->allocation_calls), a->allocation_calls, hh_cli_s(a->allocation_calls));
   else
     fputs(
         "  temporary      not known: a sampled trace does not record the allocations between a sample "

@@ -154,24 +154,25 @@ static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
           hh_cli_bytes(a, sizeof a, s->allocated_bytes), est);
   if (s->peak_bytes)
     fprintf(
-        stderr, "heaphook: peak %" PRIu64 " bytes (%s) in use at %s%s\n", s->peak_bytes,
-        hh_cli_bytes(b, sizeof b, s->peak_bytes), hh_cli_duration(c, sizeof c, s->peak_time),
+        stderr, "heaphook: peak %" PRIu64 " byte%s (%s) in use at %s%s\n", s->peak_bytes,
+        hh_cli_s(s->peak_bytes), hh_cli_bytes(b, sizeof b, s->peak_bytes),
+        hh_cli_duration(c, sizeof c, s->peak_time),
         s->sampled ? " (the highest estimate: reads high when the heap rose and fell again and again)" : "");
   else
     fprintf(stderr, "heaphook: peak 0 bytes in use\n");
   if (hh_reader_exec(r))
-    fprintf(stderr, "heaphook: %" PRIu64 " bytes (%s) in %" PRIu64 " block%s still allocated at the exec\n",
-            s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks,
-            hh_cli_s(s->leaked_blocks));
+    fprintf(stderr, "heaphook: %" PRIu64 " byte%s (%s) in %" PRIu64 " block%s still allocated at the exec\n",
+            s->leaked_bytes, hh_cli_s(s->leaked_bytes), hh_cli_bytes(d, sizeof d, s->leaked_bytes),
+            s->leaked_blocks, hh_cli_s(s->leaked_blocks));
   else if (hh_reader_status(r) != HH_READ_OK) /* (killed: there was no exit; as the chart says it) */
     fprintf(stderr,
-            "heaphook: %" PRIu64 " bytes (%s) in %" PRIu64 " block%s still in use where the trace ends\n",
-            s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks,
-            hh_cli_s(s->leaked_blocks));
+            "heaphook: %" PRIu64 " byte%s (%s) in %" PRIu64 " block%s still in use where the trace ends\n",
+            s->leaked_bytes, hh_cli_s(s->leaked_bytes), hh_cli_bytes(d, sizeof d, s->leaked_bytes),
+            s->leaked_blocks, hh_cli_s(s->leaked_blocks));
   else
-    fprintf(stderr, "heaphook: leaked %" PRIu64 " bytes (%s) in %" PRIu64 " block%s at exit\n",
-            s->leaked_bytes, hh_cli_bytes(d, sizeof d, s->leaked_bytes), s->leaked_blocks,
-            hh_cli_s(s->leaked_blocks));
+    fprintf(stderr, "heaphook: leaked %" PRIu64 " byte%s (%s) in %" PRIu64 " block%s at exit\n",
+            s->leaked_bytes, hh_cli_s(s->leaked_bytes), hh_cli_bytes(d, sizeof d, s->leaked_bytes),
+            s->leaked_blocks, hh_cli_s(s->leaked_blocks));
   if (s->unknown_frees) /* as the report says them */
     fprintf(stderr,
             "heaphook: %" PRIu64

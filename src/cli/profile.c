@@ -63,8 +63,8 @@ const char *hh_trace_note(const hh_analysis *a, char *buf, size_t size) {
 const char *hh_sampled_note(const hh_analysis *a, char *buf, size_t size) {
   if (!a->sampled) return NULL;
   snprintf(buf, size,
-           "sampled trace (one sample per %" PRIu64 " bytes on average): bytes and counts are estimates",
-           a->sample_bytes);
+           "sampled trace (one sample per %" PRIu64 " byte%s on average): bytes and counts are estimates",
+           a->sample_bytes, a->sample_bytes == 1 ? "" : "s");
   return buf;
 }
 

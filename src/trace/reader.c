@@ -350,7 +350,7 @@ static void format_bytes(char *buf, size_t size, uint64_t bytes) {
   else if (bytes >= (1ull << 20))
     snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
   else
-    snprintf(buf, size, "%" PRIu64 " bytes", bytes);
+    snprintf(buf, size, "%" PRIu64 " byte%s", bytes, bytes == 1 ? "" : "s"); /* ("more than 1 bytes") */
 }
 
 void hh_reader_format_bytes(char *buf, size_t size, uint64_t bytes) { format_bytes(buf, size, bytes); }
@@ -548,8 +548,8 @@ static void check_end_count(hh_reader *r) {
   if (r->exec_path != NULL || r->events_read == r->end_events) return;
   set_status(
       r, HH_READ_DAMAGED,
-      "trace damaged: its end record counts %" PRIu64 " events, the file holds %" PRIu64 " (%s)",
-      r->end_events, r->events_read,
+      "trace damaged: its end record counts %" PRIu64 " event%s, the file holds %" PRIu64 " (%s)",
+      r->end_events, r->end_events == 1 ? "" : "s", r->events_read,
       r->events_read < r->end_events ? "chunks are missing" : "chunks are there twice, or not its own");
 }
 
@@ -1071,7 +1071,8 @@ static int decode_record(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) 
       GETS(bid, nbid);
       GETV(b);
       if (b > (uint64_t)(c->end - c->p) / 3)
-        return damaged(r, c, rec, "module with %" PRIu64 " segments runs past the end of its chunk", b);
+        return damaged(r, c, rec, "module with %" PRIu64 " segment%s runs past the end of its chunk", b,
+                       b == 1 ? "" : "s");
       hh_trace_segment *segs = apply ? xcalloc(b, sizeof *segs) : NULL;
       for (uint64_t i = 0; i < b; i++) {
         uint64_t s0, s1, s2;
@@ -1122,7 +1123,8 @@ static int decode_record(hh_reader *r, cursor *c, hh_event *ev, enum pass pass) 
     case HH_REC_COMMAND: {
       GETV(a);
       if (a > (uint64_t)(c->end - c->p))
-        return damaged(r, c, rec, "command with %" PRIu64 " arguments runs past the end of its chunk", a);
+        return damaged(r, c, rec, "command with %" PRIu64 " argument%s runs past the end of its chunk", a,
+                       a == 1 ? "" : "s");
       char **argv = apply ? xcalloc(a + 1, sizeof *argv) : NULL;
       const char *s;
       size_t n;
@@ -1555,8 +1557,8 @@ HOT int decode_events(hh_reader *r, cursor *c, hh_event *ev, enum pass pass, con
     if (c->has_weight) return damaged(r, c, c->s[HH_V2_OPS], "sample weight not followed by an allocation");
     for (int i = 0; i < HH_STREAMS_MAX; i++)
       if (c->s[i] != c->se[i])
-        return damaged(r, c, c->s[HH_V2_OPS], "stream %d has %zu bytes left after the last record", i,
-                       (size_t)(c->se[i] - c->s[i]));
+        return damaged(r, c, c->s[HH_V2_OPS], "stream %d has %zu byte%s left after the last record", i,
+                       (size_t)(c->se[i] - c->s[i]), c->se[i] - c->s[i] == 1 ? "" : "s");
     return 2;
   }
   if (pass == PASS_DEFS || pass == PASS_EVENTS)

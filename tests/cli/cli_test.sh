@@ -351,6 +351,23 @@ sites = d["top"]["temporary"]["sites"]
 assert sum(x["allocations"] for x in d["top"]["allocations"]["sites"]) == 4
 assert len(sites) == 2 and all(x["temporary"] == x["allocations"] == 1 for x in sites), sites
 PY
+    # A count of one is singular everywhere it is said (it was "1 bytes",
+    # "the 1 allocation calls", "one sample per 1 bytes", "more than 1 bytes")
+    "$hh" run -o one.hhtrace -- "$prog" one 2>err
+    expect_rc 0 $? "run known_allocs one"
+    expect_line err "heaphook: 1 allocation, 0 frees, 0 reallocs; 1 B allocated in all"
+    expect_in err "heaphook: peak 1 byte (1 B) in use at "
+    expect_line err "heaphook: leaked 1 byte (1 B) in 1 block at exit"
+    "$hh" report one.hhtrace >rep 2>&1
+    expect_line rep "  allocated      1 byte"
+    expect_line rep "  temporary      0 (0.0% of the 1 allocation call)"
+    expect_line rep "  leaked         1 byte in 1 block"
+    "$hh" run -o one1.hhtrace --sample 1 -- "$prog" one 2>/dev/null
+    "$hh" report one1.hhtrace >rep 2>&1
+    expect_line rep "sampled trace (one sample per 1 byte on average): bytes and counts are estimates"
+    HEAPHOOK_MEMORY_LIMIT=1 "$hh" report one.hhtrace >rep 2>err
+    expect_rc 1 $? "report under a limit of 1 byte"
+    expect_in err " take more than 1 byte, the memory limit (HEAPHOOK_MEMORY_LIMIT raises it)"
     # --sample's summary gives the same estimates as the report (before,
     # it counted samples: 4887 "allocations (estimated from samples)" of
     # 200000), close to the truth

@@ -98,11 +98,16 @@ static void sleep_kept(void) {
   for (;;) pause();
 }
 
+/* known_allocs one: a single byte, kept (a count of 1 in every line that
+ * says one: "1 byte", "1 allocation call"). */
+static void one_byte(void) { keep[0] = malloc(1); }
+
 /* The other programs, by the first letter of their name. */
 static const struct {
   char name;
   void (*run)(void);
-} modes[] = {{'m', many}, {'g', grow_many}, {'r', reallocs}, {'z', zero}, {'b', big}, {'s', sleep_kept}};
+} modes[] = {{'m', many}, {'g', grow_many},  {'r', reallocs}, {'z', zero},
+             {'b', big},  {'s', sleep_kept}, {'o', one_byte}};
 
 int main(int argc, char **argv) {
   for (size_t i = 0; argc > 1 && i < sizeof modes / sizeof *modes; i++) {

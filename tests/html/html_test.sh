@@ -94,6 +94,10 @@ case $case_name in
       "flame=temporary" "flame-has=churner" \
       "text=threads=$evil" "text=markers=$evil" \
       hover-frag "screenshot=$work/fake.png"
+    # a count of one is singular (the cards said "1 bytes")
+    "$fake" one.html 0 one
+    browser one.html "text=peak-bytes=1 byte" "text=leaked-bytes=in 1 block" \
+      "eval=!/(^|[^0-9.,])1 bytes/.test(document.body.textContent)"
     ;;
   usage)
     "$hh" html --help >out 2>&1

@@ -134,7 +134,7 @@
   var TEMP_KNOWN = D.temporary_known !== false;
   if (!TEMP_KNOWN) delete COSTS.temporary;
 
-  function fmtCost(cost, v) { return COSTS[cost].unit === "bytes" ? fmtBytes(v) + " (" + v + " bytes)" : v + " " + COSTS[cost].unit; }
+  function fmtCost(cost, v) { return COSTS[cost].unit === "bytes" ? fmtBytes(v) + " (" + nOf(v, "byte") + ")" : v + " " + COSTS[cost].unit; }
 
   /* ---- header and summary -------------------------------------------------- */
 
@@ -163,9 +163,9 @@
 
   function summary() {
     var c = $("cards");
-    c.appendChild(card("peak-bytes", "peak heap in use", T.peak_bytes + " bytes",
+    c.appendChild(card("peak-bytes", "peak heap in use", nOf(T.peak_bytes, "byte"),
       fmtBytes(T.peak_bytes) + " in " + nBlocks(T.peak_blocks) + " at " + fmtTime(T.peak_time_ns)));
-    c.appendChild(card("leaked-bytes", "leaked at exit", T.leaked_bytes + " bytes",
+    c.appendChild(card("leaked-bytes", "leaked at exit", nOf(T.leaked_bytes, "byte"),
       fmtBytes(T.leaked_bytes) + " in " + nBlocks(T.leaked_blocks)));
     c.appendChild(card("allocations", "allocations", fmtCount(T.allocations),
       nOf(T.frees, "free") + ", " + nOf(T.reallocs, "realloc")));
@@ -173,9 +173,9 @@
       pct(T.temporary, T.allocation_calls) + " of the " + fmtCount(T.allocation_calls) + " allocation calls") :
       card("temporary", "temporary allocations", "not known",
         "a sampled trace does not record the allocations between a sample and its free"));
-    c.appendChild(card("bytes-allocated", "allocated in all", T.bytes_allocated + " bytes", fmtBytes(T.bytes_allocated)));
+    c.appendChild(card("bytes-allocated", "allocated in all", nOf(T.bytes_allocated, "byte"), fmtBytes(T.bytes_allocated)));
     c.appendChild(card("duration", "run time", fmtTime(D.duration_ns || 0), T.events ? T.events + " events" : ""));
-    if (T.peak_rss_bytes) c.appendChild(card("peak-rss", "peak RSS", fmtBytes(T.peak_rss_bytes), T.peak_rss_bytes + " bytes"));
+    if (T.peak_rss_bytes) c.appendChild(card("peak-rss", "peak RSS", fmtBytes(T.peak_rss_bytes), nOf(T.peak_rss_bytes, "byte")));
     c.appendChild(card("site-count", "call sites", fmtCount(D.sites_total || 0),
       SITES.length < D.sites_total ? SITES.length + " on this page" : ""));
   }
@@ -231,7 +231,7 @@
     if (T.peak_bytes > 0) {
       var px = X(T.peak_time_ns), py = Y(T.peak_bytes);
       s.appendChild(svg("circle", { cx: px, cy: py, r: 4, fill: "var(--peak)", id: "timeline-peak" },
-        svg("title", { text: "peak: " + T.peak_bytes + " bytes at " + fmtTime(T.peak_time_ns) })));
+        svg("title", { text: "peak: " + nOf(T.peak_bytes, "byte") + " at " + fmtTime(T.peak_time_ns) })));
       s.appendChild(svg("text", { x: px + (px > W / 2 ? -8 : 8), y: py - 6, "font-size": 11, fill: "var(--peak)",
         "text-anchor": px > W / 2 ? "end" : "start", text: "peak " + fmtBytes(T.peak_bytes) }));
     }
@@ -249,7 +249,7 @@
       var t = (x - L) / (W - L - R) * tmax;
       cursor.setAttribute("x1", x); cursor.setAttribute("x2", x); cursor.setAttribute("visibility", "visible");
       var i = at(pts, t), j = at(rss, t);
-      var txt = fmtTime(t) + ": heap " + (i >= 0 ? fmtBytes(pts[i][1]) + " (" + pts[i][1] + " bytes)" : "0 B");
+      var txt = fmtTime(t) + ": heap " + (i >= 0 ? fmtBytes(pts[i][1]) + " (" + nOf(pts[i][1], "byte") + ")" : "0 B");
       if (rss.length) txt += ", RSS " + (j >= 0 ? fmtBytes(rss[j][1]) : "-");
       info.textContent = txt;
     });
@@ -394,7 +394,7 @@
       var row = el("tr", { "data-site": s.index, "class": s === selected ? "selected" : null });
       COLS.forEach(function (c) {
         var v = s[c.key];
-        row.appendChild(el("td", { "class": (c.text ? "" : "num ") + (c.cls || ""), title: c.text ? v : c.bytes ? v + " bytes" : null,
+        row.appendChild(el("td", { "class": (c.text ? "" : "num ") + (c.cls || ""), title: c.text ? v : c.bytes ? nOf(v, "byte") : null,
                                    text: c.text ? v : c.bytes ? fmtBytes(v) : v }));
       });
       row.addEventListener("click", (function (site, r) {
@@ -484,7 +484,7 @@
     var every = Math.ceil(buckets.length / Math.max(1, Math.floor((W - L) / 56)));
     buckets.forEach(function (b, k) {
       var lo2 = b[0] === 0 ? 0 : Math.pow(2, b[0]), hi2 = Math.pow(2, b[0] + 1) - 1;
-      var label = "sizes " + fmtBytes(lo2) + " – " + fmtBytes(hi2) + ": " + nOf(b[1], "allocation") + ", " + fmtBytes(b[2]) + " (" + b[2] + " bytes)";
+      var label = "sizes " + fmtBytes(lo2) + " – " + fmtBytes(hi2) + ": " + nOf(b[1], "allocation") + ", " + fmtBytes(b[2]) + " (" + nOf(b[2], "byte") + ")";
       var h = (H - TOP - B) * b[col] / max, x = L + k * bw;
       var r = svg("rect", { "class": "bar", x: x + 1, y: TOP + (H - TOP - B) - h, width: Math.max(bw - 2, 1), height: Math.max(h, b[col] ? 1 : 0) },
                   svg("title", { text: label }));
