@@ -144,6 +144,21 @@ static void print_descendants(const char *pattern, pid_t pid, uint64_t since_ns,
   fputc('\n', stderr);
 }
 
+/* The program of paths[i], the i-th trace of the process run started: its
+ * COMMAND record's; for a process killed before its first chunk (a trace
+ * of its header only, where this said "?"), what run ran itself (prog, as
+ * shown) for the first, the program the trace before it exec'd for the
+ * others. */
+static void chain_program(char (*paths)[PATH_MAX], int i, const char *prog, char *out, size_t size) {
+  if (hh_run_program(paths[i], out, size)) return;
+  if (i > 0) {
+    hh_run_exec_of(paths[i - 1], out, size);
+  } else {
+    const char *slash = strrchr(prog, '/');
+    snprintf(out, size, "%s", slash ? slash + 1 : prog);
+  }
+}
+
 static void print_summary(const char *path, const hh_summary *s, hh_reader *r) {
   char a[32], b[32], c[32], d[32];
   const char *est = s->sampled ? " (estimated from samples)" : "";
@@ -420,16 +435,16 @@ int hh_cmd_run(int argc, char **argv) {
    * program a wrapper or script started), the chain is told first. */
   const char *path = paths[n - 1];
   char last[256];
-  hh_run_program(path, last, sizeof last);
+  chain_program(paths, n - 1, name, last, sizeof last);
   if (n > 1) {
     fprintf(stderr, "heaphook: process %d ran %d programs in turn (exec):", (int)pid, n);
     for (int i = 0; i < n; i++) {
-      char name[256];
+      char name_i[256];
       if (i == n - 1)
-        snprintf(name, sizeof name, "%s", last);
+        snprintf(name_i, sizeof name_i, "%s", last);
       else
-        hh_run_program(paths[i], name, sizeof name);
-      fprintf(stderr, "%s %s", i ? " ->" : "", name);
+        chain_program(paths, i, name, name_i, sizeof name_i);
+      fprintf(stderr, "%s %s", i ? " ->" : "", name_i);
     }
     fprintf(stderr, "; the summary is %s's, the other traces %s%s%s\n", last, shown(paths[0]),
             n > 2 ? " to " : "", n > 2 ? shown(paths[n - 2]) : "");

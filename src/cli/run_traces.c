@@ -110,10 +110,32 @@ int hh_run_exec_chain(const char *pattern, pid_t pid, uint64_t since_ns, char (*
   return found;
 }
 
-void hh_run_program(const char *path, char *out, size_t size) {
+/* name without its directory, safe for heaphook's lines (escape.h) */
+static void program_name(const char *name, char *out, size_t size) {
+  const char *slash = strrchr(name, '/');
+  char safe[PATH_MAX];
+  snprintf(out, size, "%s", hh_text_safe(slash ? slash + 1 : name, safe, sizeof safe));
+}
+
+bool hh_run_exec_of(const char *path, char *out, size_t size) {
+  hh_reader *r = hh_reader_open(path, NULL, 0);
+  if (!r) return false;
+  hh_event ev;
+  while (hh_reader_next(r, &ev)) {
+  }
+  const char *exec = hh_reader_exec(r);
+  bool found = exec && *exec;
+  if (found) program_name(exec, out, size);
+  hh_reader_close(r);
+  return found;
+}
+
+bool hh_run_program(const char *path, char *out, size_t size) {
   snprintf(out, size, "?");
   hh_reader *r = hh_reader_open(path, NULL, 0);
-  if (!r) return;
+  if (!r) return false;
+  snprintf(out, size, "pid %" PRIu32 ", program not recorded (no chunk written)", hh_reader_header(r)->pid);
+  bool found = false;
   hh_event ev;
   /* COMMAND is among the first records of the first chunk */
   for (int i = 0; i < 100000 && hh_reader_next(r, &ev); i++) {
@@ -121,12 +143,12 @@ void hh_run_program(const char *path, char *out, size_t size) {
     const char *const *argv;
     const char *exe;
     hh_reader_command(r, &argv, &exe);
-    const char *slash = exe ? strrchr(exe, '/') : NULL;
-    char safe[PATH_MAX]; /* for heaphook's lines (escape.h) */
-    snprintf(out, size, "%s", hh_text_safe(slash ? slash + 1 : exe && *exe ? exe : "?", safe, sizeof safe));
+    found = exe && *exe;
+    if (found) program_name(exe, out, size);
     break;
   }
   hh_reader_close(r);
+  return found;
 }
 
 typedef struct found {

@@ -9,6 +9,7 @@
 #define HH_CLI_RUN_TRACES_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,8 +29,14 @@ void hh_run_expand(const char *pattern, const char *pid, char *out, size_t size)
 int hh_run_exec_chain(const char *pattern, pid_t pid, uint64_t since_ns, char (*out)[PATH_MAX], int max);
 
 /* The program a trace recorded, without its directory (its COMMAND
- * record), or "?". */
-void hh_run_program(const char *path, char *out, size_t size);
+ * record): true. Else false, with out "pid N, program not recorded (no
+ * chunk written)": a process killed before its first chunk leaves a
+ * header-only trace (it said "?"); "?" for a file that is not a trace. */
+bool hh_run_program(const char *path, char *out, size_t size);
+/* The program the trace's EXEC record names, without its directory (the
+ * one its process went on to run): true, or false (none, or by
+ * descriptor). */
+bool hh_run_exec_of(const char *path, char *out, size_t size);
 
 /* Traces of pid's descendants (children, their children, ...) matching
  * pattern (or a fixed path's numbered pattern) and started after since_ns:

@@ -147,6 +147,34 @@ case $case_name in
       "$hh" report --json "$t" >r.json 2>/dev/null || fail "report $t"
       expect_in r.json '"allocations": 4, "frees": 2, "reallocs": 1,'
     done
+    # A process killed (SIGKILL) before its first chunk has a trace of its
+    # header only, without the COMMAND record that names its program: it
+    # was named "?". A child is named by its pid; the program a process
+    # exec'd, by the EXEC record of the trace before. (The child writes its
+    # pid to a fifo once tracing has started, then blocks opening another;
+    # a chunk is written a second on, after which the COMMAND names it.)
+    mkfifo started never
+    killed() { # killed TRACE: whether TRACE holds no chunk
+      "$hh" dump "$1" 2>&1 | grep -q "no end record after 0 chunks"
+    }
+    "$hh" run -o "$work/k.%p.hhtrace" -- sh -c 'sh -c "echo \$\$ >started; read x <never"; true' >out 2>err &
+    hp=$!
+    read -r child <started
+    kill -KILL "$child"
+    wait $hp
+    expect_rc 0 $? "run of a shell whose child was killed"
+    want="pid $child, program not recorded (no chunk written)"
+    killed "k.$child.hhtrace" || want=dash
+    expect_line err "heaphook: and 1 trace from its child processes: k.$child.hhtrace ($want)"
+    "$hh" run -o "$work/x.%p.hhtrace" -- env sh -c 'echo $$ >started; read x <never' >out 2>err &
+    hp=$!
+    read -r child <started
+    kill -KILL "$child"
+    wait $hp
+    expect_rc 137 $? "run of env then sh, killed"
+    want=sh
+    killed "x.$child.1.hhtrace" || want=dash
+    expect_line err "heaphook: process $child ran 2 programs in turn (exec): env -> $want; the summary is $want's, the other traces x.$child.hhtrace"
     ;;
   run_percent_dir)
     # Run from a directory whose name has a '%' in it ("%p", "%%"): the
