@@ -256,6 +256,7 @@ int hh_cmd_run(int argc, char **argv) {
   }
   if (optind >= argc) return hh_cli_usage_error("run", usage, "no program given");
   char **prog = argv + optind;
+  bool output_given = output != NULL;
   if (from_environment(&output, &sample, &stacks) != 0) return HH_EXIT_USAGE;
 
   char real[PATH_MAX], lib[PATH_MAX], why[PATH_MAX + 128];
@@ -270,6 +271,13 @@ int hh_cmd_run(int argc, char **argv) {
     return HH_EXIT_FAIL;
   }
   if (output && !*output) return hh_cli_usage_error("run", usage, "-o wants a file name, not an empty one");
+  /* (-o /dev/stderr: it said "it exists and is not a regular file", or,
+   * stderr a file, wrote it; the tracer refuses it too) */
+  if (output && hh_trace_descriptor_path(output))
+    return hh_cli_usage_error("run", usage,
+                              "%s%s names one of the program's descriptors, which it writes to itself; "
+                              "name a file",
+                              output_given ? "-o " : "HEAPHOOK_OUTPUT=", output);
   /* An absolute pattern: the program may change directory before it starts tracing. */
   char pattern[PATH_MAX * 2];
   const char *want = output ? output : "heaplog.%p.hhtrace";

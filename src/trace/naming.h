@@ -12,6 +12,7 @@
 #ifndef HH_TRACE_NAMING_H
 #define HH_TRACE_NAMING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -41,6 +42,34 @@ static inline int hh_trace_numbered(const char *pattern, char *out, size_t size)
   memcpy(out + at, ".%p", 3);
   memcpy(out + at + 3, pattern + at, n - at + 1);
   return 0;
+}
+
+/* Whether pattern names one of the process's descriptors: /dev/stdin,
+ * /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N,
+ * /proc/thread-self/fd/N, /proc/PID/fd/N ("%p" standing for the pid). The
+ * program writes to those itself, so a trace there is mixed with its
+ * output; one that led to a regular file was another's file to the tracer,
+ * whose numbered pattern made a file beside the link (/dev/stderr.<pid>,
+ * in /dev as root). The tracer and `heaphook run` refuse them. */
+static inline bool hh_trace_descriptor_path(const char *pattern) {
+  if (strcmp(pattern, "/dev/stdin") == 0 || strcmp(pattern, "/dev/stdout") == 0 ||
+      strcmp(pattern, "/dev/stderr") == 0 || strncmp(pattern, "/dev/fd/", 8) == 0)
+    return true;
+  if (strncmp(pattern, "/proc/", 6) != 0) return false;
+  const char *p = pattern + 6;
+  if (strncmp(p, "self/", 5) == 0) {
+    p += 5;
+  } else if (strncmp(p, "thread-self/", 12) == 0) {
+    p += 12;
+  } else if (strncmp(p, "%p/", 3) == 0) {
+    p += 3;
+  } else {
+    const char *d = p;
+    while (*p >= '0' && *p <= '9') p++;
+    if (p == d || *p != '/') return false;
+    p++;
+  }
+  return strncmp(p, "fd/", 3) == 0;
 }
 
 #endif

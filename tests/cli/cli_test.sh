@@ -98,6 +98,16 @@ case $case_name in
     "$hh" run -o adir -- "$prog" >out 2>err
     expect_rc 2 $? "run -o a directory"
     expect_line err "heaphook run: -o adir: it exists and is not a regular file"
+    # ... or names one of the program's descriptors, which it writes to
+    # itself (stderr a file: the tracer made a file beside the link, as
+    # root /dev/stderr.<pid>); from HEAPHOOK_OUTPUT too
+    "$hh" run -o /dev/stderr -- "$prog" >out 2>err
+    expect_rc 2 $? "run -o /dev/stderr"
+    expect_line err "heaphook run: -o /dev/stderr names one of the program's descriptors, which it writes to itself; name a file (heaphook run --help)"
+    HEAPHOOK_OUTPUT=/proc/self/fd/1 "$hh" run -- "$prog" >out 2>err
+    expect_rc 2 $? "HEAPHOOK_OUTPUT=/proc/self/fd/1 run"
+    expect_line err "heaphook run: HEAPHOOK_OUTPUT=/proc/self/fd/1 names one of the program's descriptors, which it writes to itself; name a file (heaphook run --help)"
+    [ -s out ] && fail "the program ran with -o naming a descriptor"
     # ... or lies in a directory that cannot take it: said before the
     # program runs (it ran untraced)
     "$hh" run -o nodir/t.hhtrace -- "$prog" >out 2>err

@@ -660,6 +660,22 @@ PY
       [ "$(ls nr | tr '\n' ' ')" = "adir fifo " ] || fail "$t: files made: $(ls nr | tr '\n' ' ')"
       [ -z "$(ls nr/adir)" ] || fail "$t: files made in the directory: $(ls nr/adir)"
     done
+    # A path naming one of the program's descriptors, standard output or
+    # error a regular file here: the program writes there itself. Refused,
+    # in one line; before, the link to a regular file was another's file and
+    # the trace went beside it (as root /dev/stderr.<pid> in /dev, else
+    # "cannot create").
+    for t in /dev/stderr /dev/stdout /dev/fd/2 /proc/self/fd/1 /proc/%p/fd/2; do
+      env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$t" "$HH_KNOWN" >o 2>e &
+      pid=$!
+      wait $pid || fail "$t: exit status $?"
+      beside=$(ls /dev/stderr."$pid"* /dev/stdout."$pid"* /dev/fd/2."$pid"* 2>/dev/null)
+      rm -f $beside
+      [ -z "$beside" ] || fail "$t: a trace beside it: $beside"
+      cmp -s o plain.out || fail "$t: output changed"
+      [ "$(cat e)" = "heaphook: trace $t: names one of the program's descriptors, which it writes to itself; name a file (HEAPHOOK_OUTPUT); the program runs on without tracing" ] ||
+        fail "$t: stderr: $(cat e)"
+    done
     # The program deletes its trace while it runs: said once, the program
     # unharmed.
     printf 'input line\n' >in.txt

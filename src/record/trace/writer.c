@@ -114,6 +114,8 @@ static void warn_once(const char *what, int err) {
 
 /* The fixed path exists and is not a regular file (create_file). */
 static bool not_regular;
+/* The path names one of the program's descriptors (create_file). */
+static bool descriptor;
 
 /* The working directory when tracing started: a relative path names a file
  * there, as the README says, although the file is created at the first
@@ -222,6 +224,13 @@ static bool create_file(void) {
   }
   int seq = 0;
   not_regular = false;
+  descriptor = hh_trace_descriptor_path(output);
+  if (descriptor) { /* (HEAPHOOK_OUTPUT=/dev/stderr: trace/naming.h) */
+    memcpy(path, output, olen < sizeof path ? olen + 1 : sizeof path);
+    path[sizeof path - 1] = '\0';
+    errno = EEXIST;
+    return false;
+  }
   /* With the header's lock, off the stack of the thread (a fork may come
    * from one with a small stack): the fixed path when another's file is
    * there (said below), its numbered pattern. */
@@ -304,7 +313,13 @@ int hh__tr_file_open(pid_t parent) {
     hh__own_fd_close(&file);
     if (made) unlink(path);
     atomic_store(&hh__tr_active, false);
-    if (not_regular) {
+    if (descriptor) {
+      if (!atomic_exchange(&warned, true))
+        hh__log(
+            "trace %s: names one of the program's descriptors, which it writes to itself; name a file "
+            "(HEAPHOOK_OUTPUT); the program runs on without tracing",
+            show_path(path).s);
+    } else if (not_regular) {
       if (!atomic_exchange(&warned, true))
         hh__log("trace %s: it exists and is not a regular file; the program runs on without tracing",
                 show_path(path).s);
