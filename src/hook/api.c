@@ -100,6 +100,12 @@ static void tell_call(hh_fn fn) {
   errno = saved;
 }
 
+void hh__unrecorded(void (*fn)(void *), void *arg) {
+  hh_guard guard = hh__guard_enter();
+  fn(arg);
+  hh__guard_leave(guard);
+}
+
 #define NOTE_CALL(fn)                                        \
   do {                                                       \
     if (hh__rt.n_on_call != 0 && recording()) tell_call(fn); \

@@ -117,4 +117,11 @@ extern const hh_recorder hh__trace_recorder;
  * stale when a call did not come through an entry point (tests). */
 extern __thread void *hh__call_cfa __attribute__((tls_model("initial-exec")));
 
+/* Runs fn(arg) under the hook's recursion guard: what it allocates is
+ * served and told to no recorder, as a callback's allocations are. For a
+ * recorder's own code that may allocate outside its callbacks: the tracer
+ * making its threads (pthread_create callocs the new thread's DTV) at a
+ * thread's exit, or in its writer thread. Defined by the hook layer. */
+void hh__unrecorded(void (*fn)(void *), void *arg);
+
 #endif

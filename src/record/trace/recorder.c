@@ -597,12 +597,15 @@ static void *helper_main(void *arg) {
 }
 
 /* By the writer, as it starts (every signal blocked, which the helpers
- * inherit; what pthread_create allocates is not recorded: tls_failed). A
+ * inherit), under the hook's recursion guard (hh__unrecorded): what
+ * pthread_create allocates is the tracer's, told to no recorder (counts
+ * had 3 callocs more than the trace with HEAPHOOK_TRACE_WRITERS=4). A
  * helper that cannot be started is done without. Counted until it is about
  * to end: hh__tr_only_tracer_left, which the writer alone asks (never while
  * it makes them), then never takes a thread of the program for one of
  * ours. */
-static void start_helpers(void) {
+static void start_helpers(void *unused) {
+  (void)unused;
   pthread_attr_t attr;
   helpers_made = 0;
   if (helpers_wanted <= 0 || pthread_attr_init(&attr) != 0) return;
@@ -638,7 +641,7 @@ static void *writer_main(void *arg) {
   (void)arg;
   tls_failed = true; /* never records itself */
   prctl(PR_SET_NAME, "heaphook-trace", 0, 0, 0);
-  start_helpers();
+  hh__unrecorded(start_helpers, NULL);
   for (;;) {
     job j;
     write_lock_share();
@@ -697,9 +700,22 @@ static void *writer_main(void *arg) {
   }
 }
 
-/* Set while this thread creates the writer thread: what pthread_create
- * allocates (the new thread's DTV) is the tracer's own, not the program's. */
-static __thread bool t_own_allocations __attribute__((tls_model("initial-exec")));
+/* The writer thread made (*made: whether it was), under the hook's
+ * recursion guard (hh__unrecorded): what pthread_create allocates (the new
+ * thread's DTV) is the tracer's own, not the program's. Before, only the
+ * tracer left it out, and a writer started at a thread's exit (no guard
+ * there) gave HEAPHOOK_RECORD=counts,trace one calloc more than the trace
+ * (preload.counts_match_trace). */
+static void make_writer(void *made) {
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  /* The default stack (virtual memory): the program's exit handlers may
+   * run on this thread (writer_main). */
+  *(bool *)made = pthread_create(&t, &attr, writer_main, NULL) == 0;
+  pthread_attr_destroy(&attr);
+}
 
 /* program_mask: the calling thread's signal mask before the tracer held
  * its signals back (hh__unwind_off), the writer's if it becomes one of
@@ -707,7 +723,6 @@ static __thread bool t_own_allocations __attribute__((tls_model("initial-exec"))
 static void start_writer(uint64_t program_mask) {
   int expected = 0;
   if (!atomic_compare_exchange_strong(&writer_state, &expected, 1)) return;
-  t_own_allocations = true;
   /* Every signal held back while the thread is made (it starts with this
    * mask), but glibc's 33 (setuid's, base/cancel.h). Through the system
    * call: glibc's pthread_sigmask never blocks its cancel signal, and
@@ -718,16 +733,9 @@ static void start_writer(uint64_t program_mask) {
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof all);
   sigemptyset(&creator_mask);
   memcpy(&creator_mask, &program_mask, sizeof program_mask);
-  pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  /* The default stack (virtual memory): the program's exit handlers may
-   * run on this thread (writer_main). */
-  bool ok = pthread_create(&t, &attr, writer_main, NULL) == 0;
-  pthread_attr_destroy(&attr);
+  bool ok = false;
+  hh__unrecorded(make_writer, &ok);
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
-  t_own_allocations = false;
   atomic_store(&writer_state, ok ? 2 : 3);
 }
 
@@ -925,7 +933,7 @@ static void write_free(tstate *ts, hh_fn fn, const void *ptr, uint64_t now) {
 
 static void trace_on_alloc(const hh_event *ev, void *slot) {
   (void)slot;
-  if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed) || t_own_allocations) return;
+  if (!atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) return;
   tstate *ts = thread_state();
   if (ts == NULL) return;
   /* Sampled mode: the hook calls this for the sampled blocks only, with
