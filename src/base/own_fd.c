@@ -86,11 +86,29 @@ int hh__own_fd_base(int base) {
   return b < 3 ? 3 : (int)b;
 }
 
+/* A copy of fd at the lowest free number from base up; where every number
+ * from base to the soft limit is taken, at the highest free one below base
+ * and above floor, looked for down to PROBES numbers below base. A program
+ * that dup2s onto every open descriptor in ascending order drove ours up
+ * ahead of it (each move took the next free number, which it reached
+ * next) to the limit, where the move failed: its dup2 then took our
+ * files, which heaphook opened again at the program's lowest numbers (5,
+ * 6 and 7 for good, where it opened its next file; trace.close_fds, dup2).
+ * -1 (errno set) when there is no such number. */
+#define PROBES 1024
+static int dup_from(int fd, int base, int floor, bool cloexec) {
+  int cmd = cloexec ? F_DUPFD_CLOEXEC : F_DUPFD;
+  int r = fcntl(fd, cmd, base);
+  for (int k = base - 1; r < 0 && errno == EMFILE && k > floor && k >= base - PROBES; k--)
+    r = fcntl(fd, cmd, k);
+  return r;
+}
+
 int hh__own_fd_raise(int fd, int base, bool cloexec) {
   base = hh__own_fd_base(base);
   if (fd < 0 || fd >= base) return fd;
   int saved = errno;
-  int high = fcntl(fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, base);
+  int high = dup_from(fd, base, fd, cloexec);
   if (high >= 0) {
     __close(fd);
     fd = high;
@@ -195,7 +213,7 @@ bool hh__own_fd_make_room(int fd) {
     if (atomic_load(&slot[i].fd) != fd || o == NULL || !same_file(i, fd)) continue;
     int saved = errno;
     atomic_fetch_add(&moving, 1);
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, hh__own_fd_base(o->base));
+    int moved = dup_from(fd, hh__own_fd_base(o->base), 2, true);
     int expect = fd;
     bool won = moved >= 0 && atomic_compare_exchange_strong(&slot[i].fd, &expect, moved);
     if (won) atomic_store(&o->fd, moved);

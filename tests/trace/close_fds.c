@@ -14,7 +14,10 @@
  *   dup2, dup3   dup2 (dup3) of a file of its own onto every descriptor
  *                above 2 but pipes (heaphook's trace file, its copy of
  *                stderr, /proc/self/statm): the program now owns those
- *                numbers
+ *                numbers (heaphook's move ahead of the loop up to the
+ *                limit, then below their bases; they were lost at the
+ *                limit and opened again at 5, 6 and 7 for good: the file
+ *                the program opened last got 8, not 5)
  *   dup2race     3,000 times dup2 of a file of its own onto the trace
  *                file's number, 20 us, then close, while another thread
  *                allocates (racer()): the file must stay empty (a chunk
@@ -268,7 +271,12 @@ int main(int argc, char **argv) {
   ssize_t n = read(in, buf, sizeof buf - 1);
   buf[n > 0 ? n : 0] = '\0';
   if (write(out, "the program's own line\n", 23) != 23) perror("write");
-  printf("descriptors %d %d, read %zd bytes: %s", in, out, n, buf);
+  /* A file opened last, once heaphook has written and sampled on: its
+   * number says whether heaphook holds one under it (it lost its
+   * descriptors at the end of dup2's climb, and opened them again at 5, 6
+   * and 7, for good). */
+  int last = open(argv[2], O_RDONLY);
+  printf("descriptors %d %d, then %d, read %zd bytes: %s", in, out, last, n, buf);
   /* As a daemon sends its stderr to its log: heaphook's report at exit
    * must still reach the stderr heaphook was given. */
   if (redirect_stderr) dup2(out, 2);
