@@ -10,7 +10,10 @@
  *                made at the start, was lost at its first chunk)
  *   closefrom    closefrom(3)
  *   close_range  close_range(3, ~0U, 0)
- *   raw          the close_range system call, bypassing glibc (and heaphook)
+ *   raw          the close_range system call, bypassing glibc (and heaphook),
+ *                then allocations until heaphook has its files open again
+ *                above 100 (wait_for_reopen) before the program opens
+ *                its own
  *   dup2, dup3   dup2 (dup3) of a file of its own onto every descriptor
  *                above 2 but pipes (heaphook's trace file, its copy of
  *                stderr, /proc/self/statm): the program now owns those
@@ -24,7 +27,8 @@
  *                written between heaphook's check of the number and its
  *                write went into it: in 2 of 3 runs of the build before)
  *   rawrace      100 times the raw close_range system call while racer()
- *                runs (a write between the check and the close failed)
+ *                runs (a write between the check and the close failed),
+ *                then as raw
  *   vfork        a vfork child dup2s /dev/null onto every descriptor above
  *                2 but pipes, then _exits; at the end the program sends its
  *                stderr to its file: heaphook's copy of stderr must be
@@ -46,6 +50,7 @@
  * waits for it (HEAPHOOK_OUTPUT must name it "...trace..."), so that the
  * closing happens to an open trace. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -148,6 +153,55 @@ static int wait_for_trace(void) {
     nanosleep(&ts, NULL);
   }
   fprintf(stderr, "the trace file never opened\n");
+  exit(3);
+}
+
+__attribute__((noinline)) static void settle(void) {
+  for (int i = 0; i < 10000; i++) free(malloc(48));
+}
+
+/* Whether heaphook's trace file, /proc/self/statm and /proc/self/stat are
+ * open at numbers above 100: heaphook's (900 and up, 225 and up under a
+ * soft limit of 256), never the program's, which are below 10. */
+static bool heaphook_files_back(void) {
+  bool trace = false, statm = false, stat = false;
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL) return false;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (atoi(e->d_name) <= 100) continue;
+    char link[300], target[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    const char *slash = strrchr(target, '/');
+    const char *base = slash != NULL ? slash + 1 : target;
+    trace |= strstr(base, "trace") != NULL;
+    statm |= strcmp(base, "statm") == 0;
+    stat |= strcmp(base, "stat") == 0;
+  }
+  closedir(d);
+  return trace && statm && stat;
+}
+
+/* After a raw close of heaphook's descriptors (raw, rawrace): allocates
+ * until heaphook has opened its files again at its numbers, up to 20 s.
+ * heaphook opens them again when it next writes or samples the RSS, in
+ * whichever thread does that, its writer thread too, and an open takes
+ * the lowest free number for a moment before heaphook moves it up
+ * (docs/trace-format.md, "The program's descriptors": left); a file the
+ * program opened just then got the next number ("descriptors 4 3" in 1
+ * run of ~350 on a loaded machine). So the program opens its files once
+ * heaphook's are back, which must be above the program's numbers. */
+static void wait_for_reopen(void) {
+  if (getenv("LD_PRELOAD") == NULL) return;
+  for (int tries = 0; tries < 2000; tries++) {
+    settle();
+    if (heaphook_files_back()) return;
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  fprintf(stderr, "heaphook's files were not opened again above 100\n");
   exit(3);
 }
 
@@ -259,6 +313,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "close_fds: unknown way to close: %s\n", how);
     return 2;
   }
+  if (strcmp(how, "raw") == 0 || strcmp(how, "rawrace") == 0) wait_for_reopen();
   if (!early) {
     in = open(argv[2], O_RDONLY);
     out = open(argv[3], O_WRONLY | O_CREAT | O_APPEND, 0644);
