@@ -137,12 +137,20 @@ EXPORT __attribute__((noreturn)) void abort(void) {
   }
   errno = saved;
   if (next_abort != NULL) next_abort();
-  /* (no next abort: as glibc's ends) */
-  signal(SIGABRT, SIG_DFL);
+  /* No next abort yet: called by the constructor of a library the program
+   * links, which runs before this library's (a C++ static initializer that
+   * throws). As glibc's: SIGABRT unblocked and raised, the program's
+   * handler run first (it may jump out); then the default action. Before,
+   * the default was set first and a program's handler (a crash reporter's)
+   * never ran (preload.abort_early). */
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGABRT);
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  pthread_kill(pthread_self(), SIGABRT);
+  struct sigaction dfl = {.sa_handler = SIG_DFL};
+  sigfillset(&dfl.sa_mask);
+  sigaction(SIGABRT, &dfl, NULL);
   for (;;) {
     pthread_kill(pthread_self(), SIGABRT);
     syscall(SYS_exit_group, 127);
