@@ -49,18 +49,19 @@ __attribute__((noreturn)) static void end_process(int status) {
 EXPORT void _exit(int status) { end_process(status); }
 EXPORT void _Exit(int status) { end_process(status); }
 
+/* The first process of a PID namespace (a container's program run as its
+ * init) is not ended by a signal it sends itself, SIGKILL included: the
+ * kernel drops it, and the program goes on (trace.self_kill, init). */
+static bool is_namespace_init(void) { return getpid() == 1; }
+
 /* Whether SIG, sent to the calling thread or its process, ends the process
  * as it arrives: its action is the default one, that default ends a
  * process, and the calling thread does not block it (blocked, it pends,
  * and the program may still take it with sigwait or handle it later). */
 static bool signal_ends_process(int sig) {
-  /* The first process of a PID namespace (a container's program run as
-   * its init) is not ended by a signal it sends itself, SIGKILL included:
-   * the kernel drops it, and the program goes on (trace.self_kill, init). */
-  if (getpid() == 1) return false;
   switch (sig) {
     case SIGKILL:
-      return true;
+      return !is_namespace_init();
     case SIGCHLD:
     case SIGCONT:
     case SIGURG:
@@ -80,7 +81,7 @@ static bool signal_ends_process(int sig) {
   bool ends = sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL &&
               pthread_sigmask(SIG_BLOCK, NULL, &blocked) == 0 && sigismember(&blocked, sig) == 0;
   errno = saved;
-  return ends;
+  return ends && !is_namespace_init();
 }
 
 /* A program that ends itself by a signal with its default action: Python
@@ -91,9 +92,14 @@ static bool signal_ends_process(int sig) {
  * it read as a killed program's, without END and the events its threads
  * still held. A signal that will not end the process (handled, ignored,
  * blocked, one whose default is not to end) changes nothing. The signal
- * is then sent as glibc sends it. */
+ * is then sent as glibc sends it. Without a trace being recorded (no
+ * tracer: libpreloaded_tlsf.so, counts) nothing is looked at: a program
+ * that raises a handled signal in a loop paid a getpid and a sigaction
+ * of the wrapper's per call, two getpids and a sigaction per kill
+ * (trace.self_kill_cost). */
 static void before_signal(int sig) {
-  if (!signal_ends_process(sig) || hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) return;
+  if (!hh__trace_recording() || !signal_ends_process(sig) || hh__guard_held((uintptr_t)__builtin_dwarf_cfa()))
+    return;
   hh_guard guard = hh__guard_enter();
   hh__trace_before_exit();
   hh__guard_leave(guard);
@@ -102,7 +108,8 @@ static void before_signal(int sig) {
 /* kill aimed at the process itself: its pid, 0 (its process group) or its
  * process group. */
 EXPORT int kill(pid_t pid, int sig) {
-  if (sig != 0 && (pid == 0 || pid == getpid() || (pid < -1 && -pid == getpgrp()))) before_signal(sig);
+  if (sig != 0 && hh__trace_recording() && (pid == 0 || pid == getpid() || (pid < -1 && -pid == getpgrp())))
+    before_signal(sig);
   return (int)syscall(SYS_kill, pid, sig);
 }
 

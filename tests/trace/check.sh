@@ -1711,6 +1711,28 @@ PY
     expect 300 d "alloc malloc " " size=50 " "stack=worker@hh_trace_self_kill;"
     expect 10 d "alloc malloc " " size=200 " "stack=after_signal@hh_trace_self_kill;"
     ;;
+  self_kill_cost)
+    # The kill and raise wrappers with no trace recorded (libpreloaded_tlsf.so,
+    # libheaphook.so without a recorder or with counts) make no system call
+    # of their own: a program that raises a handled signal in a loop
+    # (self_kill.c, loop) makes between its two getppid calls the same
+    # calls as without heaphook. Before, each raise added a getpid and a
+    # sigaction, each kill two getpids and a sigaction. Needs strace:
+    # shown as not run (77) without it.
+    command -v strace >/dev/null && strace -qq -o /dev/null true 2>/dev/null || exit 77
+    calls() { # calls FILE: the system calls' names between the two getppid
+      sed -n '/^getppid(/,/^getppid(/p' "$1" | grep -v '^---\|^+++' | sed 's/(.*//'
+    }
+    strace -qq -o plain.st "$HH_SELF_KILL" loop || fail "plain: exit status $?"
+    calls plain.st >plain
+    [ "$(grep -c '^tgkill$' plain)" = 100 ] || fail "plain: $(grep -c '^tgkill$' plain) tgkill calls, not 100"
+    for run in "LD_PRELOAD=$HH_TLSF" "LD_PRELOAD=$HH_LIB" "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=counts HEAPHOOK_LOG=/dev/null"; do
+      set -- && for v in $run; do set -- "$@" -E "$v"; done
+      strace -qq "$@" -o hooked.st "$HH_SELF_KILL" loop 2>e || fail "$run: exit status $?: $(cat e)"
+      calls hooked.st >hooked
+      cmp -s plain hooked || fail "$run: system calls $(sort hooked | uniq -c | tr -s ' \n' ' '), without heaphook $(sort plain | uniq -c | tr -s ' \n' ' ')"
+    done
+    ;;
   split_dwarf)
     # A program built with split DWARF (split_dwarf.c): its inlined frame
     # and lines come from its .dwo file.

@@ -17,6 +17,9 @@
  *            program), where the kernel drops the signals it sends itself
  *            with the default action: kill(getpid(), SIGTERM) and
  *            raise(SIGINT) return, then 10 allocations of 200 bytes, exit 0
+ *   loop     SIGUSR2 handled; getppid() marks the start, 100 raise(SIGUSR2)
+ *            and 100 kill(getpid(), SIGUSR2), getppid() marks the end;
+ *            exit 0 (the wrappers' system calls, seen by strace)
  *   self_kill MODE */
 #include <pthread.h>
 #include <signal.h>
@@ -93,6 +96,16 @@ int main(int argc, char **argv) {
     kill(getpid(), SIGTERM);
     raise(SIGINT);
     after_signal();
+    return 0;
+  } else if (strcmp(mode, "loop") == 0) {
+    signal(SIGUSR2, on_usr2);
+    getppid();
+    for (int i = 0; i < 100; i++)
+      if (raise(SIGUSR2) != 0) return 1;
+    pid_t self = getpid();
+    for (int i = 0; i < 100; i++)
+      if (kill(self, SIGUSR2) != 0) return 1;
+    getppid();
     return 0;
   } else if (strcmp(mode, "handled") == 0) {
     signal(SIGUSR2, on_usr2);

@@ -1268,6 +1268,8 @@ static void trace_stop(int fd);
  * threads' buffers and END, since _exit runs no destructors. Not in a
  * vfork child (the parent's trace), nor in a signal handler that
  * interrupted this thread's own flush. */
+bool hh__trace_recording(void) { return atomic_load_explicit(&hh__tr_active, memory_order_relaxed); }
+
 void hh__trace_before_exit(void) {
   if (!atomic_load(&hh__tr_active) || (pid_t)syscall(SYS_getpid) != owner_pid || t_locked_outside_hook)
     return;

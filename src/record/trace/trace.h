@@ -42,6 +42,11 @@ void hh__trace_after_dlclose(void);
  * trace is finished as at exit (every thread's buffer, then END). */
 void hh__trace_before_exit(void);
 
+/* Whether a trace is being recorded (one atomic load): the kill and raise
+ * wrappers (src/hook/exit.c) look at the signal's action only then, so
+ * that they make no system call of their own without a trace. */
+bool hh__trace_recording(void);
+
 /* This thread left a recorder call part-way (a signal handler that
  * interrupted it jumped out, src/hook/jump.c): the event it was writing
  * is dropped, and the next one starts a new chunk (its deltas were told
