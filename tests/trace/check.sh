@@ -1689,6 +1689,16 @@ PY
       [ "$want" = 0 ] && after=10
       expect $after d "alloc malloc " " size=200 " "stack=after_signal@hh_trace_self_kill;"
     done
+    # A handler that calls exit() interrupts the end of the trace that
+    # abort makes (self_kill.c, stopped): the exit does not wait for that
+    # end, which will never come (the program hung before: the 20 s
+    # timeout's 124); the trace ends as a killed program's, with one line.
+    rm -f "$dir"/sk.hhtrace
+    timeout 20 env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/sk.hhtrace" "$HH_SELF_KILL" stopped >o 2>e
+    rc=$?
+    [ "$rc" = 3 ] || fail "stopped: exit status $rc, not 3: $(cat o e)"
+    [ "$(cat e)" = "heaphook: the program ended in a signal handler that interrupted the tracer: the trace's last events are lost, and it has no end record" ] ||
+      fail "stopped: stderr: $(cat e)"
     ;;
   self_kill_init)
     # As the first process of a PID namespace (a container's program run

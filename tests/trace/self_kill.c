@@ -20,9 +20,19 @@
  *   loop     SIGUSR2 handled; getppid() marks the start, 100 raise(SIGUSR2)
  *            and 100 kill(getpid(), SIGUSR2), getppid() marks the end;
  *            exit 0 (the wrappers' system calls, seen by strace)
+ *   stopped  a thread holds the loader's lock (in a dl_iterate_phdr
+ *            callback) until main has called abort() and waits for that
+ *            lock in the trace's end, then sends main SIGUSR1, whose
+ *            handler calls exit(3): the end is left there (a program's
+ *            timer or watchdog whose handler exits); status 3
  *   self_kill MODE */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +72,48 @@ static void after_signal(void) {
 
 static void on_usr2(int sig) { (void)sig; }
 
+static void on_usr1_exit(int sig) {
+  (void)sig;
+  exit(3);
+}
+
+static pthread_t main_thread;
+static pid_t main_tid;
+static atomic_int holding, aborting;
+
+/* Whether thread TID waits in futex (system call 202 on x86-64, 98 on
+ * aarch64): /proc/self/task/TID/syscall starts with its number. */
+static int waits_in_futex(pid_t tid) {
+  char path[64], buf[32] = {0};
+  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+#if defined(__x86_64__)
+  return strncmp(buf, "202 ", 4) == 0;
+#else
+  return strncmp(buf, "98 ", 3) == 0;
+#endif
+}
+
+static int hold_loader(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)info, (void)size, (void)arg;
+  atomic_store(&holding, 1);
+  while (!atomic_load(&aborting)) sched_yield();
+  while (!waits_in_futex(main_tid)) sched_yield();
+  pthread_kill(main_thread, SIGUSR1);
+  for (;;) pause();
+  return 1;
+}
+
+static void *holder(void *arg) {
+  (void)arg;
+  dl_iterate_phdr(hold_loader, NULL);
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) return 2;
   const char *mode = argv[1];
@@ -97,6 +149,15 @@ int main(int argc, char **argv) {
     raise(SIGINT);
     after_signal();
     return 0;
+  } else if (strcmp(mode, "stopped") == 0) {
+    signal(SIGUSR1, on_usr1_exit);
+    main_thread = pthread_self();
+    main_tid = gettid();
+    pthread_t h;
+    if (pthread_create(&h, NULL, holder, NULL) != 0) return 1;
+    while (!atomic_load(&holding)) sched_yield();
+    atomic_store(&aborting, 1);
+    abort();
   } else if (strcmp(mode, "loop") == 0) {
     signal(SIGUSR2, on_usr2);
     getppid();

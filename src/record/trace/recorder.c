@@ -1276,13 +1276,20 @@ void hh__trace_before_exit(void) {
   trace_stop(-1);
 }
 
+/* Set on the thread that finishes the trace, while it does. */
+static __thread bool t_stopping IE;
+
 static void trace_stop(int fd) {
   (void)fd;
   if (!atomic_load(&hh__tr_active)) return;
   /* exit from a signal handler that interrupted this thread where it holds
    * the tracer's locks: finishing the trace would wait for them for good
-   * (trace.signal_exit). The trace then ends as a killed program's. */
-  if (hh__tr_busy > 0 || t_locked_outside_hook) {
+   * (trace.signal_exit). The trace then ends as a killed program's. So
+   * too where the handler interrupted this thread's own finishing of the
+   * trace (at abort, kill, raise or _exit: a timer's handler that calls
+   * exit): it waited for itself to finish, and the program hung
+   * (trace.self_kill, stopped). */
+  if (hh__tr_busy > 0 || t_locked_outside_hook || t_stopping) {
     atomic_store(&hh__tr_active, false);
     hh__log(
         "the program ended in a signal handler that interrupted the tracer: the trace's last events are "
@@ -1299,6 +1306,7 @@ static void trace_stop(int fd) {
     for (unsigned turns = 0; atomic_load(&hh__tr_active);) hh__backoff(&turns);
     return;
   }
+  t_stopping = true;
   uint64_t now = hh__tr_now();
   hh__tr_rss_record(now);
   hh__tr_modules_scan(true);
@@ -1343,6 +1351,7 @@ static void trace_stop(int fd) {
   hh__tr_proc_flush_locked();
   hh__tr_meta_unlock();
   atomic_store(&hh__tr_active, false);
+  t_stopping = false;
 }
 
 void hh__trace_after_dlclose(void) {
