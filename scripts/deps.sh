@@ -6,7 +6,7 @@
 set -eu
 
 build="gcc g++ make cmake pkg-config libcmocka-dev libunwind-dev libzstd-dev libdw-dev libelf-dev clang libclang-rt-14-dev libcairo2-dev zlib1g-dev libxxhash-dev"
-check="$build python3 perl git sqlite3 xz-utils gawk binutils chromium nodejs valgrind protobuf-compiler poppler-utils libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0"
+check="$build python3 perl git sqlite3 xz-utils gawk binutils chromium nodejs valgrind protobuf-compiler poppler-utils libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 strace"
 bench="$check heaptrack time liblz4-dev"
 
 case "${1:-build}" in
