@@ -34,7 +34,8 @@ struct option;
  * buf. */
 const char *hh_cli_option_error(char **argv, int c, const struct option *longopts, char *buf, size_t size);
 /* After getopt_long returned option c with its value in the next argument:
- * when that value is "--" or one of longopts ("heaphook run -o -- prog",
+ * when that value is "--" or one of longopts, whole or abbreviated as getopt_long
+ * takes it ("heaphook run -o -- prog",
  * "-o --json", where the file name was forgotten), what is wrong
  * ("-o needs a value before --") in buf; else NULL. */
 const char *hh_cli_value_error(char **argv, const struct option *longopts, char *buf, size_t size);

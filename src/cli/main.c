@@ -265,10 +265,25 @@ const char *hh_cli_value_error(char **argv, const struct option *longopts, char 
   if (!optarg || optind < 2 || optarg != argv[optind - 1]) return NULL;
   const char *opt = argv[optind - 2];
   bool is_option = strcmp(optarg, "--") == 0;
-  for (const struct option *o = longopts; !is_option && o && o->name; o++) {
-    size_t n = strlen(o->name);
-    is_option = strncmp(optarg, "--", 2) == 0 && strncmp(optarg + 2, o->name, n) == 0 &&
-                (optarg[n + 2] == '\0' || optarg[n + 2] == '=');
+  if (!is_option && strncmp(optarg, "--", 2) == 0) {
+    /* as getopt_long takes it: the whole name, or a prefix of one option's
+     * (of several that are the same option) ("-o --js" was a file) */
+    const char *name = optarg + 2;
+    size_t len = strcspn(name, "=");
+    const struct option *found = NULL;
+    bool ambiguous = false;
+    for (const struct option *o = longopts; len && o && o->name; o++) {
+      if (strncmp(o->name, name, len) != 0) continue;
+      if (o->name[len] == '\0') {
+        found = o, ambiguous = false;
+        break;
+      }
+      if (!found)
+        found = o;
+      else if (found->has_arg != o->has_arg || found->flag != o->flag || found->val != o->val)
+        ambiguous = true;
+    }
+    is_option = found && !ambiguous;
   }
   if (!is_option) return NULL;
   if (strncmp(opt, "--", 2) == 0)

@@ -601,7 +601,13 @@ PY
     one 2 "heaphook flame: -o needs a value before --cost=bytes (heaphook flame --help)" flame -o --cost=bytes x
     one 2 "heaphook export: -f needs a value before -- (heaphook export --help)" export -f -- x
     one 2 "heaphook report: --top needs a value before --json (heaphook report --help)" report --top --json x
-    [ -e -- ] || [ -e --cost=bytes ] && fail "a file named after an option was written: $(ls)"
+    # ... or an abbreviation of one, as getopt_long takes it (a trace
+    # "--no", a report "--js")
+    one 2 "heaphook run: -o needs a value before --no (heaphook run --help)" run -o --no -- true
+    one 2 "heaphook run: --sample needs a value before --out=t (heaphook run --help)" run --sample --out=t -- true
+    one 2 "heaphook report: --top needs a value before --js (heaphook report --help)" report --top --js x
+    one 2 "heaphook flame: -o needs a value before --co=bytes (heaphook flame --help)" flame -o --co=bytes x
+    [ -e -- ] || [ -e --cost=bytes ] || [ -e --no ] || [ -e --co=bytes ] && fail "a file named after an option was written: $(ls)"
     one 2 "heaphook report: --json takes no value (heaphook report --help)" report --json=1 x
     one 2 "heaphook run: --no-stacks takes no value (heaphook run --help)" run --no-stacks=1 -- true
     one 2 "heaphook report: unknown option -x (heaphook report --help)" report --top=5 -xj x
