@@ -411,22 +411,22 @@ int hh_cmd_run(int argc, char **argv) {
       return HH_EXIT_FAIL;
     }
   }
-  int code;
-  if (WIFEXITED(status)) {
-    code = WEXITSTATUS(status);
-  } else {
-    int sig = WTERMSIG(status);
-    code = 128 + sig;
-    fprintf(stderr, "heaphook: %s was killed by signal %d (%s)\n", name, sig, strsignal(sig));
-  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
   enum { CHAIN_MAX = 100 };
   char(*paths)[PATH_MAX] = calloc(CHAIN_MAX, PATH_MAX);
+  int n = paths ? hh_run_exec_chain(pattern, pid, start_ns, paths, CHAIN_MAX) : 0;
+  /* The program that died is the last the process exec'd ("env was killed"
+   * where the sh env started was: cli.run_children) */
+  char last[256];
+  if (n > 1) chain_program(paths, n - 1, name, last, sizeof last);
+  if (WIFSIGNALED(status))
+    fprintf(stderr, "heaphook: %s was killed by signal %d (%s)\n", n > 1 ? last : name, WTERMSIG(status),
+            strsignal(WTERMSIG(status)));
   if (!paths) {
     hh_cli_error("run", "out of memory");
     return code;
   }
-  int n = hh_run_exec_chain(pattern, pid, start_ns, paths, CHAIN_MAX);
   if (n == 0) {
     /* exec failed (127/126: said above), the tracer could not write (it
      * said why), or the program never allocated before it ended (a shell
@@ -442,8 +442,7 @@ int hh_cmd_run(int argc, char **argv) {
   /* The process exec'd other programs: the summary is the last one's (the
    * program a wrapper or script started), the chain is told first. */
   const char *path = paths[n - 1];
-  char last[256];
-  chain_program(paths, n - 1, name, last, sizeof last);
+  if (n == 1) chain_program(paths, 0, name, last, sizeof last);
   if (n > 1) {
     fprintf(stderr, "heaphook: process %d ran %d programs in turn (exec):", (int)pid, n);
     for (int i = 0; i < n; i++) {

@@ -185,6 +185,8 @@ case $case_name in
     want=sh
     killed "x.$child.1.hhtrace" || want=dash
     expect_line err "heaphook: process $child ran 2 programs in turn (exec): env -> $want; the summary is $want's, the other traces x.$child.hhtrace"
+    # the program killed is the one env exec'd (it said "env was killed")
+    expect_line err "heaphook: $want was killed by signal 9 (Killed)"
     ;;
   run_percent_dir)
     # Run from a directory whose name has a '%' in it ("%p", "%%"): the
