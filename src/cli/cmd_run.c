@@ -258,6 +258,9 @@ int hh_cmd_run(int argc, char **argv) {
   char **prog = argv + optind;
   bool output_given = output != NULL;
   if (from_environment(&output, &sample, &stacks) != 0) return HH_EXIT_USAGE;
+  /* How the lines about the trace's path name where it came from: -o, the
+   * environment (where "-o" was said) or run's default name */
+  const char *output_from = output_given ? "-o " : output ? "HEAPHOOK_OUTPUT=" : "";
 
   char real[PATH_MAX], lib[PATH_MAX], why[PATH_MAX + 128];
   if (hh_run_find_library(real, sizeof real, why, sizeof why) != 0) {
@@ -277,7 +280,7 @@ int hh_cmd_run(int argc, char **argv) {
     return hh_cli_usage_error("run", usage,
                               "%s%s names one of the program's descriptors, which it writes to itself; "
                               "name a file",
-                              output_given ? "-o " : "HEAPHOOK_OUTPUT=", output);
+                              output_from, output);
   /* An absolute pattern: the program may change directory before it starts tracing. */
   char pattern[PATH_MAX * 2];
   const char *want = output ? output : "heaplog.%p.hhtrace";
@@ -314,7 +317,7 @@ int hh_cmd_run(int argc, char **argv) {
   hh_run_expand(dir, "", dir_path, sizeof dir_path);
   if (!hh_trace_pid_at(dir) && access(dir_path, W_OK | X_OK) != 0) {
     char dir_buf[sizeof dir];
-    hh_cli_error("run", "-o %s: cannot create files in %s: %s", want,
+    hh_cli_error("run", "%s%s: cannot create files in %s: %s", output_from, want,
                  hh_text_safe(dir_path, dir_buf, sizeof dir_buf), strerror(errno));
     return HH_EXIT_FAIL;
   }
@@ -328,19 +331,19 @@ int hh_cmd_run(int argc, char **argv) {
     struct stat st;
     if (lstat(fixed, &st) == 0) {
       if (!S_ISREG(st.st_mode)) {
-        hh_cli_error("run", "-o %s: it exists and is not a regular file", want);
+        hh_cli_error("run", "%s%s: it exists and is not a regular file", output_from, want);
         return HH_EXIT_USAGE;
       }
       /* not a trace still being written: replacing it lost that run's
        * ("the trace file was deleted while the program ran") */
       pid_t writer = hh_run_trace_writer(fixed, pattern);
       if (writer != 0) {
-        hh_cli_error("run", "-o %s: process %d is still writing that trace; give another name", want,
-                     (int)writer);
+        hh_cli_error("run", "%s%s: process %d is still writing that trace; give another name", output_from,
+                     want, (int)writer);
         return HH_EXIT_FAIL;
       }
       if (unlink(fixed) != 0) {
-        hh_cli_error("run", "-o %s: cannot replace it: %s", want, strerror(errno));
+        hh_cli_error("run", "%s%s: cannot replace it: %s", output_from, want, strerror(errno));
         return HH_EXIT_FAIL;
       }
     }

@@ -98,6 +98,10 @@ case $case_name in
     "$hh" run -o adir -- "$prog" >out 2>err
     expect_rc 2 $? "run -o a directory"
     expect_line err "heaphook run: -o adir: it exists and is not a regular file"
+    # ... named as given: HEAPHOOK_OUTPUT's path was said to be -o's
+    HEAPHOOK_OUTPUT=adir "$hh" run -- "$prog" >out 2>err
+    expect_rc 2 $? "HEAPHOOK_OUTPUT=adir run"
+    expect_line err "heaphook run: HEAPHOOK_OUTPUT=adir: it exists and is not a regular file"
     # ... or names one of the program's descriptors, which it writes to
     # itself (stderr a file: the tracer made a file beside the link, as
     # root /dev/stderr.<pid>); from HEAPHOOK_OUTPUT too
@@ -114,6 +118,9 @@ case $case_name in
     expect_rc 1 $? "run -o in a missing directory"
     expect_line err "heaphook run: -o nodir/t.hhtrace: cannot create files in $(pwd -P)/nodir: No such file or directory"
     [ "$(wc -l <err)" = 1 ] || fail "the program ran with -o in a missing directory: $(cat err)"
+    HEAPHOOK_OUTPUT=nodir/t.hhtrace "$hh" run -- "$prog" >out 2>err
+    expect_rc 1 $? "HEAPHOOK_OUTPUT in a missing directory"
+    expect_line err "heaphook run: HEAPHOOK_OUTPUT=nodir/t.hhtrace: cannot create files in $(pwd -P)/nodir: No such file or directory"
     "$hh" run -o "$work/adir/t.%p.hhtrace" -- "$prog" >out 2>err
     expect_rc 0 $? "run -o in a directory: $(cat err)"
     # ... or is a trace another run is still writing: replacing it lost
@@ -133,6 +140,10 @@ case $case_name in
       expect_rc 1 $? "run -o a trace still being written ($t)"
       grep -qx "heaphook run: -o $t.hhtrace: process [0-9]* is still writing that trace; give another name" err ||
         fail "run -o a trace still being written ($t): $(cat err)"
+      HEAPHOOK_OUTPUT=$t.hhtrace "$hh" run -- "$prog" >out 2>err
+      expect_rc 1 $? "HEAPHOOK_OUTPUT a trace still being written ($t)"
+      grep -qx "heaphook run: HEAPHOOK_OUTPUT=$t.hhtrace: process [0-9]* is still writing that trace; give another name" err ||
+        fail "HEAPHOOK_OUTPUT a trace still being written ($t): $(cat err)"
     done
     wait $first || fail "the first run: exit status $?: $(cat live.err)"
     "$hh" report live.hhtrace >/dev/null 2>err || fail "the first run's trace: $(cat err)"
