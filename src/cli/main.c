@@ -230,6 +230,23 @@ int hh_cli_usage_error(const char *cmd, const char *usage_text, const char *fmt,
   return HH_EXIT_USAGE;
 }
 
+/* The long option that "--" followed by name's first len characters is, as
+ * getopt_long takes it: the whole name, or a prefix of one option's (or of
+ * several that are the same option); NULL when none or ambiguous. */
+static const struct option *long_option(const struct option *longopts, const char *name, size_t len) {
+  const struct option *found = NULL;
+  bool ambiguous = false;
+  for (const struct option *o = longopts; len && o && o->name; o++) {
+    if (strncmp(o->name, name, len) != 0) continue;
+    if (o->name[len] == '\0') return o;
+    if (!found)
+      found = o;
+    else if (found->has_arg != o->has_arg || found->flag != o->flag || found->val != o->val)
+      ambiguous = true;
+  }
+  return ambiguous ? NULL : found;
+}
+
 /* What was wrong with the option getopt could not take (c: '?' or ':').
  * A long one is argv[optind - 1] ("--name" or "--name=value"): unknown
  * (optopt 0), given a value it takes none of, or missing its value (which
@@ -239,10 +256,9 @@ const char *hh_cli_option_error(char **argv, int c, const struct option *longopt
   const char *arg = argv[optind - 1];
   if (strncmp(arg, "--", 2) == 0) {
     int len = (int)strcspn(arg, "=");
-    const struct option *o = longopts;
-    while (o && o->name && !(strncmp(o->name, arg + 2, (size_t)len - 2) == 0 && o->name[len - 2] == '\0'))
-      o++;
-    bool known = o && o->name;
+    /* (abbreviated: "--no-st=1" was "unknown option -n") */
+    const struct option *o = long_option(longopts, arg + 2, (size_t)len - 2);
+    bool known = o != NULL;
     if (c == '?' && !known && optopt == 0) {
       snprintf(buf, size, "unknown option %.*s", len, arg);
       return buf;
@@ -265,26 +281,9 @@ const char *hh_cli_value_error(char **argv, const struct option *longopts, char 
   if (!optarg || optind < 2 || optarg != argv[optind - 1]) return NULL;
   const char *opt = argv[optind - 2];
   bool is_option = strcmp(optarg, "--") == 0;
-  if (!is_option && strncmp(optarg, "--", 2) == 0) {
-    /* as getopt_long takes it: the whole name, or a prefix of one option's
-     * (of several that are the same option) ("-o --js" was a file) */
-    const char *name = optarg + 2;
-    size_t len = strcspn(name, "=");
-    const struct option *found = NULL;
-    bool ambiguous = false;
-    for (const struct option *o = longopts; len && o && o->name; o++) {
-      if (strncmp(o->name, name, len) != 0) continue;
-      if (o->name[len] == '\0') {
-        found = o, ambiguous = false;
-        break;
-      }
-      if (!found)
-        found = o;
-      else if (found->has_arg != o->has_arg || found->flag != o->flag || found->val != o->val)
-        ambiguous = true;
-    }
-    is_option = found && !ambiguous;
-  }
+  /* (abbreviated as getopt_long takes it: "-o --js" was a file) */
+  if (!is_option && strncmp(optarg, "--", 2) == 0)
+    is_option = long_option(longopts, optarg + 2, strcspn(optarg + 2, "=")) != NULL;
   if (!is_option) return NULL;
   if (strncmp(opt, "--", 2) == 0)
     snprintf(buf, size, "%.*s needs a value before %s", (int)strcspn(opt, "="), opt, optarg);

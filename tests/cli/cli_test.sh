@@ -624,6 +624,11 @@ PY
     one 2 "heaphook report: --json takes no value (heaphook report --help)" report --json=1 x
     one 2 "heaphook run: --no-stacks takes no value (heaphook run --help)" run --no-stacks=1 -- true
     one 2 "heaphook report: unknown option -x (heaphook report --help)" report --top=5 -xj x
+    # ... abbreviated (they said "unknown option -n", "-t needs a value")
+    one 2 "heaphook run: --no-st takes no value (heaphook run --help)" run --no-st=1 -- true
+    one 2 "heaphook report: --js takes no value (heaphook report --help)" report --js=1 x
+    one 2 "heaphook report: --to needs a value (heaphook report --help)" report x --to
+    one 2 "heaphook run: --out needs a value (heaphook run --help)" run --out
     # HEAPHOOK_LIBRARY named (before: "cannot find ... next to this
     # program; set HEAPHOOK_LIBRARY" when it was set; a text file ran the
     # program untraced with the loader's error and exit status 0)
