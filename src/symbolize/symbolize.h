@@ -73,6 +73,12 @@ bool hh_sym_agrees(const hh_symbolizer *s, const hh_reader *r);
  * *frames to a cached array. */
 size_t hh_sym_ip(hh_symbolizer *s, uint64_t ip, uint32_t epoch, const hh_frame **frames);
 
+/* The symbol table's answer for address addr (not a return address: no
+ * 1 taken off), as the symbolizer finds it: dwfl_module_addrinfo's, the
+ * symbol's name (not demangled) and *offset bytes into it, or NULL. For
+ * the tests. */
+const char *hh_sym_symbol(hh_symbolizer *s, uint64_t addr, uint32_t epoch, uint64_t *offset);
+
 enum {
   HH_SYM_FOLD = 1u << 0, /* drop allocator and heaphook frames at the inner end */
 };
