@@ -20,7 +20,7 @@
 # BENCH_THREADS ("1 2 4 ..." up to nproc), BENCH_PEER_DIR
 # (/usr/lib/x86_64-linux-gnu), BENCH_NO_BUILD (build nothing, see below),
 # BENCH_SKIP ("overhead latency scaling trace threads sites deep sample cxx
-# codec report": any of these words skips that part);
+# codec report symbolize": any of these words skips that part);
 # bench/sample_pair_bench.sh's SAMPLE_PAIR_ROUNDS (8), with bench/pair_ab.sh's
 # PAIR_ITERS (10000000) and PAIR_CPUS ("0 1").
 set -eu
@@ -231,3 +231,8 @@ case " $SKIP " in *" codec "*) ;; *) { printf '\n'; "$SRC/bench/codec_bench.sh" 
 
 # ---- 4. trace analysis: heaphook report against heaptrack_print (BENCH_SKIP=report skips)
 case " $SKIP " in *" report "*) ;; *) { printf '\n## heaphook report vs heaptrack_print\n\n'; "$SRC/bench/report_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
+
+# ---- 5. reading a real program's trace, where symbolizing is most of the
+# work: gcc's cc1 traced, then report --top 0, html and export --format
+# pprof against heaptrack_print (BENCH_SKIP=symbolize skips; SYM_REPS)
+case " $SKIP " in *" symbolize "*) ;; *) { printf "\n## symbolizing a real program's trace\n\n"; "$SRC/bench/symbolize_bench.sh" "$BUILD"; } | tee -a "$OUTDIR/results.md" ;; esac
