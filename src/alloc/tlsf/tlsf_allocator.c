@@ -59,6 +59,7 @@
 #include "base/size.h"
 
 #define DEFAULT_POOL_SIZE ((size_t)64 << 20)
+#define DEFAULT_POOL_TEXT "64M" /* (as the user would write it, for messages) */
 
 /* Most pools the allocator will ever add; further growth fails (NULL). */
 #define MAX_POOLS 4096
@@ -868,6 +869,17 @@ static void read_config(void) {
           "ADDITIONAL_MEMPOOL_SIZE=%s is more than this machine's memory (or its cgroup's limit): no pool "
           "that large can be added (0 never grows)",
           hh__env_get("ADDITIONAL_MEMPOOL_SIZE"));
+    /* (the first pool is pre-faulted at start-up: one past the memory
+     * limit of a container got the process killed by the OOM killer
+     * before main, status 137 and not a word, where such an addition is
+     * refused above; the default 64M in a smaller container too) */
+    if (initial > usable_memory()) {
+      const char *v = hh__env_get("INITIAL_MEMPOOL_SIZE");
+      hh__die(
+          "INITIAL_MEMPOOL_SIZE=%s%s is more than this machine's memory (or its cgroup's limit): the "
+          "first pool is pre-faulted at start-up; set a smaller one",
+          v != NULL ? v : DEFAULT_POOL_TEXT, v != NULL ? "" : " (the default)");
+    }
     /* (no pool at first and none added: every allocation would fail) */
     if (initial == 0 && additional == 0)
       hh__die("INITIAL_MEMPOOL_SIZE=%s with ADDITIONAL_MEMPOOL_SIZE=%s: the pool is empty and never grows",
