@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/dl_quiet.h"
+#include "base/env.h"
 #include "base/glibc.h"
 #include "base/handlers.h"
 #include "base/log.h"
@@ -396,14 +397,56 @@ static const char *first_malloc_library(void) {
   return NULL;
 }
 
+/* True when LD_PRELOAD names the library at path (by its file name: the
+ * loader found a bare name in LD_LIBRARY_PATH, and gives the path it
+ * found). A plug-in's copy of the hook, loaded by libheaphook.so, is not
+ * named there. */
+static bool named_in_ld_preload(const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base != NULL ? base + 1 : path;
+  size_t len = strlen(base);
+  const char *list = hh__env_get("LD_PRELOAD");
+  for (const char *p = list; p != NULL && *p != '\0';) {
+    size_t n = strcspn(p, " :");
+    const char *end = p + n, *name = end;
+    while (name > p && name[-1] != '/') name--;
+    if ((size_t)(end - name) == len && memcmp(name, base, len) == 0) return true;
+    p = *end != '\0' ? end + 1 : end;
+  }
+  return false;
+}
+
+/* Another heaphook library was preloaded ahead of this one: its malloc
+ * family and its hh_allocator_of are the program's, and this one does
+ * nothing, its allocator, its variables and its default recorder
+ * (libpreloaded_heaptrack.so's trace) included. Said in one line where
+ * LD_PRELOAD names this library: until 2026-11-28 nothing was said, and
+ * LD_PRELOAD="libpreloaded_tlsf.so libpreloaded_heaptrack.so" left no
+ * trace, the other order a trace of glibc's malloc, not TLSF's. */
+static void say_other_heaphook_ahead(void) {
+  Dl_info self, other;
+  void *theirs = hh__dlsym_quiet(RTLD_DEFAULT, "hh_allocator_of");
+  if (theirs == NULL || dladdr(theirs, &other) == 0 || other.dli_fname == NULL) return;
+  if (dladdr((void *)say_other_heaphook_ahead, &self) == 0 || self.dli_fname == NULL) return;
+  if (!named_in_ld_preload(self.dli_fname)) return;
+  hh__log(
+      "%s does nothing: another heaphook library, %s, is preloaded ahead of it and serves every allocation "
+      "(preload one; any of them traces with HEAPHOOK_RECORD=trace, libpreloaded_tlsf.so included)",
+      self.dli_fname, other.dli_fname);
+}
+
 /* The program's malloc is not this library's: the program defines one
  * itself (an allocator linked in statically, as Redis links jemalloc), or
  * a library preloaded ahead of this one does. None of the program's calls
- * reach heaphook then, and it says so, once, unless this is a plug-in's
+ * reach heaphook then, and it says so, once. Where the malloc is another
+ * heaphook library's, that is said instead, unless this is a plug-in's
  * copy of the hook (loaded by libheaphook.so, whose malloc the program
- * has: no other heaphook library is found first then). */
+ * has). */
 static void say_malloc_is_elsewhere(void *def) {
-  if (!hh__in_this_library(hh__dlsym_quiet(RTLD_DEFAULT, "hh_allocator_of"))) return;
+  if (!hh__in_this_library(hh__dlsym_quiet(RTLD_DEFAULT, "hh_allocator_of"))) {
+    say_other_heaphook_ahead();
+    return;
+  }
   Dl_info at;
   const ElfW(Sym) *sym = NULL;
   if (dladdr1(def, &at, (void **)&sym, RTLD_DL_SYMENT) == 0) return;

@@ -5,8 +5,9 @@
 # libpreloaded_heaptrack.so; under TLSF the allocator's own blocks still go
 # back to it; its operator new and delete (which it serves itself) are
 # served by heaphook all the same. The messages for what heaphook cannot
-# do: a malloc found ahead of it, an allocator without posix_memalign
-# (glibc serves the program then).
+# do: a malloc found ahead of it, another heaphook library preloaded
+# ahead of it, an allocator without posix_memalign (glibc serves the
+# program then).
 # usage: own_allocator.sh HEAPHOOK_LIB HEAPTRACK_LIB HEAPHOOK_CLI PROG OWN_LIB OWN_LIB_NO_MEMALIGN
 #   MALLOC_ADDRESS_PROG
 set -u
@@ -161,6 +162,30 @@ for order in "$own $heaphook" "$heaphook"; do
     fail "malloc's address, LD_PRELOAD=$order: status $rc; out $(cat "$work/addr.out"); err $(cat "$work/addr.err")"
   fi
 done
+# Two heaphook libraries preloaded (tier4 users combine
+# libpreloaded_tlsf.so and libpreloaded_heaptrack.so so): the first serves
+# everything and the second does nothing, which it says in one line (until
+# 2026-11-28 nothing was said: the tracer second left no trace, first it
+# traced another allocator than the one asked for).
+two="does nothing: another heaphook library"
+hint="is preloaded ahead of it and serves every allocation (preload one; any of them traces with HEAPHOOK_RECORD=trace, libpreloaded_tlsf.so included)"
+# two_heaphooks NAME PRELOAD 'stderr wanted' (yes|no: a trace written):
+# ls, run in $work/NAME.
+two_heaphooks() {
+  mkdir -p "$work/$1"
+  (cd "$work/$1" && env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
+    -u HEAPHOOK_OUTPUT LD_PRELOAD="$2" ls / >out 2>err)
+  local rc=$? traced=no
+  ls "$work/$1"/heaplog.*.hhtrace >/dev/null 2>&1 && traced=yes
+  if [ $rc = 0 ] && [ "$(cat "$work/$1/out")" = "$(ls /)" ] && [ "$(cat "$work/$1/err")" = "$3" ] &&
+    [ $traced = "$4" ]; then
+    ok "$1: says: $3; trace written: $traced"
+  else
+    fail "$1: status $rc; stderr: $(cat "$work/$1/err") (want: $3); trace written: $traced (want $4)"
+  fi
+}
+two_heaphooks two_heaptrack_second "$heaphook $heaptrack" "heaphook: $heaptrack $two, $heaphook, $hint" no
+two_heaphooks two_heaptrack_first "$heaptrack:$heaphook" "heaphook: $heaphook $two, $heaptrack, $hint" yes
 # ... and an allocator without a posix_memalign of its own (glibc's would
 # be given its blocks): glibc serves the program then, as before heaphook
 # looked for the allocator after it (a debugging preload such as
