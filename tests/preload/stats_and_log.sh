@@ -30,6 +30,7 @@ check_report() {
   pool bytes: [0-9]+
   growths: [0-9]+
   peak used: [0-9]+
+  peak in pools: [0-9]+ \(peak used with block headers: size INITIAL_MEMPOOL_SIZE from this\)
   current used: [0-9]+
   largest request: [0-9]+
   free bytes: [0-9]+

@@ -496,6 +496,34 @@ static void test_report_lists_growths_and_fragmentation(void **state) {
   A->dealloc(big);
 }
 
+/* "peak in pools" is what the pool held at the peak: 48 bytes of pool
+ * overhead and each block with its 8-byte header, 32 bytes for a block of
+ * 24 usable ones. "peak used" (the usable bytes) leaves the headers out:
+ * a pool sized on it, with a quarter more, cannot hold the same blocks,
+ * and one of "peak in pools" can. */
+static void test_report_peak_in_pools_holds_the_peak(void **state) {
+  (void)state;
+  enum { N = 1000 };
+  static void *blocks[N];
+  init_with((size_t)1 << 20, 0);
+  for (int i = 0; i < N; i++) assert_non_null(blocks[i] = A->alloc(24, 1));
+  for (int i = 0; i < N; i++) A->dealloc(blocks[i]);
+  char buf[2048];
+  read_report(buf, sizeof buf);
+  assert_non_null(strstr(buf, "  peak used: 24000\n"));
+  assert_non_null(strstr(
+      buf, "  peak in pools: 32048 (peak used with block headers: size INITIAL_MEMPOOL_SIZE from this)\n"));
+  hh__tlsf_allocator_reset();
+  init_with(24000 + 24000 / 4, 0);
+  int fit = 0;
+  while (fit < N && (blocks[fit] = A->alloc(24, 1)) != NULL) fit++;
+  assert_true(fit < N);
+  hh__tlsf_allocator_reset();
+  init_with(32048, 0);
+  for (int i = 0; i < N; i++) assert_non_null(A->alloc(24, 1));
+  assert_int_equal(hh__tlsf_allocator_growths(), 0);
+}
+
 /* ---- Huge pages ---------------------------------------------------------- */
 
 /* With huge pages on, a pool of 2 MiB or more starts on a 2 MiB boundary
@@ -903,6 +931,7 @@ int main(void) {
       T_(test_alignment_and_realloc_through_glue),
       T_(test_fork_while_allocating),
       T_(test_report_lists_growths_and_fragmentation),
+      T_(test_report_peak_in_pools_holds_the_peak),
       T_(test_report_largest_request_served_by_cache),
       T_(test_hugepage_pools_are_aligned),
       T_(test_cache_reuses_freed_block),

@@ -113,6 +113,9 @@ static struct {
   pthread_mutex_t lock;
   tlsf_t *tlsf;
   size_t growths, peak_used, largest_request, mlock_failures, map_failures;
+  /* The most pool bytes not free after any allocation: used blocks with
+   * their headers, the pools' own overhead and free blocks' headers. */
+  size_t peak_held;
   int mlock_errno; /* the last failed mlock's */
 } g;
 
@@ -437,6 +440,8 @@ static void *grow_and_alloc(size_t size, size_t align) {
 static void note_alloc(size_t size) {
   size_t used = tlsf_bytes_used(g.tlsf);
   if (used > g.peak_used) g.peak_used = used;
+  size_t held = tlsf_pool_bytes(g.tlsf) - tlsf_bytes_free(g.tlsf);
+  if (held > g.peak_held) g.peak_held = held;
   if (size > g.largest_request) g.largest_request = size;
 }
 
@@ -1048,7 +1053,7 @@ static int tlsf_op_owns(const void *ptr) {
 
 /* Figures for the report, taken under the lock. */
 typedef struct report_data {
-  size_t pools, pool_bytes, growths, peak, used, largest_request, free, largest_free;
+  size_t pools, pool_bytes, growths, peak, peak_held, used, largest_request, free, largest_free;
   size_t mlock_failures, map_failures;
 } report_data;
 
@@ -1058,6 +1063,7 @@ static void report_snapshot(report_data *r) {
   r->pool_bytes = tlsf_pool_bytes(g.tlsf);
   r->growths = g.growths;
   r->peak = g.peak_used;
+  r->peak_held = g.peak_held;
   r->used = tlsf_bytes_used(g.tlsf);
   size_t cached = atomic_load_explicit(&g_largest_cached, memory_order_relaxed);
   r->largest_request = cached > g.largest_request ? cached : g.largest_request;
@@ -1090,8 +1096,13 @@ static void tlsf_report(int fd) {
   }
   hh__dprint(fd, "tlsf allocator (%s mutex):\n", g.pi_lock ? "priority-inheritance" : "plain");
   hh__dprint(fd, "  pools: %zu\n  pool bytes: %zu\n  growths: %zu\n", r.pools, r.pool_bytes, r.growths);
-  hh__dprint(fd, "  peak used: %zu\n  current used: %zu\n  largest request: %zu\n", r.peak, r.used,
-             r.largest_request);
+  hh__dprint(fd, "  peak used: %zu\n", r.peak);
+  /* (what a pool must hold at the peak: "peak used" leaves out 8 bytes of
+   * header per block, and a block of 24 usable bytes takes 32: a pool
+   * sized on it for a program of small blocks grew) */
+  hh__dprint(fd, "  peak in pools: %zu (peak used with block headers: size INITIAL_MEMPOOL_SIZE from this)\n",
+             r.peak_held);
+  hh__dprint(fd, "  current used: %zu\n  largest request: %zu\n", r.used, r.largest_request);
   hh__dprint(fd, "  free bytes: %zu\n  largest free block: %zu\n", r.free, r.largest_free);
   hh__dprint(fd, "  fragmentation: %u.%02u%% (1 - largest free block / free bytes)\n", frag / 100,
              frag % 100);
