@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "base/dl_next.h"
 #include "base/dl_quiet.h"
 #include "base/log.h"
 #include "guard.h"
@@ -175,9 +176,14 @@ static __attribute__((noinline, cold)) void *decide(enum op op) {
     /* (what the loader allocates for the look-ups is heaphook's, not the
      * program's: the recorders do not hear of it) */
     hh_guard guard = hh__guard_enter();
+    /* (past another heaphook library preloaded after this one, which
+     * never starts: until 2026-11-28 its operators were taken for an
+     * allocator's, and the program's operator new started it, with a
+     * recorder and an allocator of its own; preload.own_allocator,
+     * two_heaphook_own) */
     void *found[N_OPS], *global[N_OPS];
     for (int i = 0; i < N_OPS; i++) {
-      found[i] = hh__dlsym_quiet(RTLD_NEXT, names[i]);
+      found[i] = hh__dlsym_next(names[i]);
       global[i] = hh__dlsym_quiet(RTLD_DEFAULT, names[i]);
     }
     /* An allocator's operators are used as they are when heaphook has

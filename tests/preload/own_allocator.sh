@@ -4,10 +4,11 @@
 # with no recorder, traced in full and sampled, with recorders, through
 # libpreloaded_heaptrack.so; under TLSF the allocator's own blocks still go
 # back to it; its operator new and delete (which it serves itself) are
-# served by heaphook all the same. The messages for what heaphook cannot
-# do: a malloc found ahead of it, another heaphook library preloaded
-# ahead of it, an allocator without posix_memalign (glibc serves the
-# program then).
+# served by heaphook all the same; with two heaphook libraries preloaded,
+# in both orders, the one that serves keeps the program's allocator. The
+# messages for what heaphook cannot do: a malloc found ahead of it,
+# another heaphook library preloaded ahead of it, an allocator without
+# posix_memalign (glibc serves the program then).
 # usage: own_allocator.sh HEAPHOOK_LIB HEAPTRACK_LIB HEAPHOOK_CLI PROG OWN_LIB OWN_LIB_NO_MEMALIGN
 #   MALLOC_ADDRESS_PROG
 set -u
@@ -186,6 +187,52 @@ two_heaphooks() {
 }
 two_heaphooks two_heaptrack_second "$heaphook $heaptrack" "heaphook: $heaptrack $two, $heaphook, $hint" no
 two_heaphooks two_heaptrack_first "$heaptrack:$heaphook" "heaphook: $heaphook $two, $heaptrack, $hint" yes
+# The one that serves finds the program's allocator past the other (until
+# 2026-11-28 its search stopped at the other heaphook library, glibc
+# served, and the block of the allocator's own entry point, freed, ended
+# the program: "double free or corruption (out)", status 134), in both
+# orders, as with one heaphook library: with nothing recorded (heaphook
+# first; the allocator serves its own operator new, where the other
+# library's was taken for the allocator's until then, and the program's
+# operator new started that library, which served it), traced
+# (libpreloaded_heaptrack.so first; heaphook serves operator new),
+# counted, and under TLSF.
+for first in heaphook heaptrack; do
+  if [ $first = heaphook ]; then
+    order="$heaphook $heaptrack" second=$heaptrack new=1
+  else
+    order="$heaptrack $heaphook" second=$heaphook new=0
+  fi
+  said="heaphook: $second $two, ${order%% *}, $hint"
+  run "two_${first}_own" "$order" -- own
+  passes "two_${first}_own"
+  err_is "two_${first}_own" "$said"
+  served_by "two_${first}_own" $new
+  traced=no
+  ls "$work/two_${first}_own"/heaplog.*.hhtrace >/dev/null 2>&1 && traced=yes
+  if [ $traced = "$([ $first = heaptrack ] && echo yes || echo no)" ]; then
+    ok "two_${first}_own: trace written: $traced"
+  else
+    fail "two_${first}_own: trace written: $traced"
+  fi
+  run "two_${first}_stats" "$order" HEAPHOOK_STATS=1 -- own
+  passes "two_${first}_stats"
+  if [ "$(grep -vxF "$said" "$work/two_${first}_stats/err" | grep -c "own allocator")" = 1 ] &&
+    grep -qxF "heaphook: the program's own allocator (liboh_own_alloc.so, found after heaphook)" \
+      "$work/two_${first}_stats/err"; then
+    ok "two_${first}_stats: the program's own allocator, said once"
+  else
+    fail "two_${first}_stats: stderr: $(cat "$work/two_${first}_stats/err")"
+  fi
+  run "two_${first}_counts" "$order" HEAPHOOK_RECORD=counts,usage HEAPHOOK_LOG=/dev/null -- own
+  passes "two_${first}_counts"
+  served_by "two_${first}_counts" 0
+  on_page "two_${first}_counts" none
+done
+# (libheaphook.so alone takes HEAPHOOK_ALLOCATOR)
+run two_heaphook_tlsf "$heaphook $heaptrack" HEAPHOOK_ALLOCATOR=tlsf -- other
+passes two_heaphook_tlsf
+err_is two_heaphook_tlsf "heaphook: $heaptrack $two, $heaphook, $hint"
 # ... and an allocator without a posix_memalign of its own (glibc's would
 # be given its blocks): glibc serves the program then, as before heaphook
 # looked for the allocator after it (a debugging preload such as

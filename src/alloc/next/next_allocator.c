@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/dl_next.h"
 #include "base/dl_quiet.h"
 #include "base/glibc.h"
 #include "base/log.h"
@@ -104,7 +105,7 @@ static const hh_allocator next_allocator = {
 /* The definition of sym after heaphook's, from the library at base: NULL
  * when that library has none (the lookup went on to another one). */
 static void *from(const char *sym, void *base) {
-  void *fn = hh__dlsym_quiet(RTLD_NEXT, sym);
+  void *fn = hh__dlsym_next(sym);
   Dl_info info;
   if (fn == NULL || dladdr(fn, &info) == 0 || info.dli_fbase != base) return NULL;
   return fn;
@@ -125,13 +126,14 @@ static void *libc_base(void) {
 
 const hh_allocator *hh__next_allocator_find(void) {
   if (atomic_load(&found)) return &next_allocator;
-  void *m = hh__dlsym_quiet(RTLD_NEXT, "malloc");
+  /* Past another heaphook library preloaded after this one (it never
+   * starts: its constructor sees that malloc is not its own). Until
+   * 2026-11-28 the search stopped there and glibc served the program: a
+   * block of its allocator's own API, freed, aborted it
+   * (preload.own_allocator, two_heaphook_own). */
+  void *m = hh__dlsym_next("malloc");
   Dl_info info;
   if (m == NULL || dladdr(m, &info) == 0 || info.dli_fbase == libc_base()) return NULL;
-  /* Another heaphook library preloaded after this one: left alone, as
-   * before there was this lookup (it never starts: its constructor sees
-   * that malloc is not its own). */
-  if (from("hh_allocator_of", info.dli_fbase) != NULL) return NULL;
   const char *path = info.dli_fname != NULL && *info.dli_fname != '\0' ? info.dli_fname : "the program";
   const char *slash = strrchr(path, '/');
   const char *file = slash != NULL ? slash + 1 : path;
