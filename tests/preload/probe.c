@@ -20,7 +20,17 @@
  *   aslimit ROOM BYTES
  *                   limits its address space (RLIMIT_AS) to what it has
  *                   mapped and ROOM bytes more, then mallocs BYTES; prints
- *                   "malloc ok" or "malloc failed" */
+ *                   "malloc ok" or "malloc failed"
+ *   exhaust BYTES   mallocs BYTES until malloc gives NULL (at most 100000
+ *                   blocks), then 100 more times; frees them all; prints
+ *                   how many blocks it got, their usable bytes, the errno
+ *                   of the first NULL and how many of the 100 were NULL
+ *                   with ENOMEM (no stdio before: nothing else allocates)
+ *   exhaust-realloc BYTES
+ *                   reallocs a malloc(1000) to BYTES; prints whether it
+ *                   failed with ENOMEM and kept the block */
+#include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,6 +43,8 @@
 #include "heaphook/heaphook.h"
 
 static void *volatile sink;
+
+static void *exhaust_blocks[100000];
 
 static atomic_int cancel_sent;
 
@@ -122,6 +134,35 @@ int main(int argc, char **argv) {
     if (p != NULL) memset(p, 1, bytes);
     sink = p;
     puts(p != NULL ? "malloc ok" : "malloc failed");
+    return 0;
+  }
+  if (argc == 3 && strcmp(argv[1], "exhaust") == 0) {
+    size_t bytes = strtoul(argv[2], NULL, 0), n = 0, usable = 0,
+           max = sizeof exhaust_blocks / sizeof *exhaust_blocks;
+    while (n < max && (exhaust_blocks[n] = malloc(bytes)) != NULL)
+      usable += malloc_usable_size(exhaust_blocks[n++]);
+    int err = errno, again = 0;
+    for (int i = 0; i < 100; i++) {
+      errno = 0;
+      void *p = malloc(bytes);
+      if (p == NULL && errno == ENOMEM) again++;
+      free(p);
+    }
+    for (size_t i = 0; i < n; i++) free(exhaust_blocks[i]);
+    printf("%zu blocks of %zu usable bytes in all, then NULL with %s; %d more NULL with ENOMEM\n", n, usable,
+           err == ENOMEM ? "ENOMEM" : strerror(err), again);
+    return 0;
+  }
+  if (argc == 3 && strcmp(argv[1], "exhaust-realloc") == 0) {
+    char *p = malloc(1000);
+    if (p == NULL) return 3;
+    memset(p, 7, 1000);
+    errno = 0;
+    char *q = realloc(p, strtoul(argv[2], NULL, 0));
+    int err = errno;
+    printf("realloc %s; block %s\n", q == NULL && err == ENOMEM ? "NULL with ENOMEM" : "did not fail",
+           q == NULL && p[999] == 7 ? "kept" : "not kept");
+    free(q != NULL ? q : p);
     return 0;
   }
   if (argc >= 3 && strcmp(argv[1], "owner") == 0) {

@@ -21,6 +21,8 @@
  * ADDITIONAL bytes; if the request still does not fit, map twice the
  * previous addition, and so on until it fits (or mmap fails: NULL). Each
  * addition is a separate pool; pools are never returned to the system.
+ * The first request that fails (no growth, or a failed one) is said in one
+ * line (say_exhausted); growth itself is not said (HEAPHOOK_STATS counts it).
  *
  * Locking and worst case: one mutex, priority inheritance when the system
  * supports it (a plain mutex otherwise). Inside it, every operation is a
@@ -101,7 +103,8 @@ static unsigned g_index_gen;
  * above lock are written only in init/reset. */
 static struct {
   bool inited, atfork_registered, pi_lock, locked_for_fork, mlock_warned;
-  bool overridden; /* configure() sizes replace the environment */
+  bool exhaustion_said; /* the line of the first request the pools could not serve */
+  bool overridden;      /* configure() sizes replace the environment */
   size_t cfg_initial, cfg_additional;
   size_t page, initial, additional;
   unsigned spin_tries;
@@ -411,13 +414,37 @@ static bool growth_fits_memory(size_t size, size_t align) {
   }
 }
 
+/* Why the pools could not serve a request: for the one line said at the
+ * first such request (say_exhausted). */
+enum exhaustion_reason {
+  EXHAUSTED_NOT = 0,
+  EXHAUSTED_FIXED,       /* ADDITIONAL_MEMPOOL_SIZE=0 */
+  EXHAUSTED_OVER_MEMORY, /* the additions for it are more than the memory */
+  EXHAUSTED_MAP_FAILED,  /* mapping the addition failed (errno in err) */
+  EXHAUSTED_NO_POOL,     /* the table of pools is full */
+};
+
+typedef struct exhaustion {
+  int reason; /* enum exhaustion_reason */
+  int err;
+  size_t request, addition, pools, pool_bytes, used, peak_held;
+} exhaustion;
+
 /* The heaphook growth rule: additions of ADDITIONAL, 2*ADDITIONAL, 4*...,
  * each a new pool, until the request fits (near the end of the pool
  * table, from first_addition). Returns the block or NULL (growth
- * disabled, request beyond any pool, mmap failed, pool table full). */
-static void *grow_and_alloc(size_t size, size_t align) {
-  if (g.additional == 0 || size > TLSF_MAX_REQUEST || align > TLSF_MAX_REQUEST) return NULL;
-  if (!growth_fits_memory(size, align)) return NULL;
+ * disabled, request beyond any pool, mmap failed, pool table full), and
+ * then why in x->reason (left as it is for a request beyond any pool). */
+static void *grow_and_alloc(size_t size, size_t align, exhaustion *x) {
+  if (size > TLSF_MAX_REQUEST || align > TLSF_MAX_REQUEST) return NULL;
+  if (g.additional == 0) {
+    x->reason = EXHAUSTED_FIXED;
+    return NULL;
+  }
+  if (!growth_fits_memory(size, align)) {
+    x->reason = EXHAUSTED_OVER_MEMORY;
+    return NULL;
+  }
   size_t addition = first_addition();
   for (;;) {
     /* An addition too small to hold any block cannot satisfy the request:
@@ -427,7 +454,13 @@ static void *grow_and_alloc(size_t size, size_t align) {
       addition *= 2;
       continue;
     }
-    if (!add_pool(addition)) return NULL;
+    size_t map_failures = g.map_failures;
+    if (!add_pool(addition)) {
+      x->err = errno;
+      x->reason = g.map_failures != map_failures ? EXHAUSTED_MAP_FAILED : EXHAUSTED_NO_POOL;
+      x->addition = addition;
+      return NULL;
+    }
     g.growths++;
     void *p = alloc_locked(size, align);
     if (p != NULL) return p;
@@ -469,8 +502,13 @@ static bool cache_flush_own(void);
  * successor may have been in the cache, and is then returned itself.
  * Before, the realloc failed with ENOMEM from a fixed pool (or grew the
  * pools) while the block, its cached successor and the free space after
- * them held the new size. */
-static void *alloc_or_grow(size_t size, size_t align, size_t core_size, void *resize) {
+ * them held the new size.
+ * x: set when the request fails and is the first the pools could not
+ * serve (x->reason not EXHAUSTED_NOT), for the caller to say once it has
+ * released the lock (say_exhausted). A request larger than the memory the
+ * process may use is not one: it fails under any allocator (the
+ * conformance suite's huge.malloc asks for 2^56 bytes). */
+static void *alloc_or_grow(size_t size, size_t align, size_t core_size, void *resize, exhaustion *x) {
   void *p = alloc_fitting(size, align, core_size);
   if (p == NULL && cache_flush_own()) {
     if (resize != NULL && tlsf_resize_in_place(g.tlsf, resize, size))
@@ -480,11 +518,61 @@ static void *alloc_or_grow(size_t size, size_t align, size_t core_size, void *re
   }
   if (p == NULL) {
     int saved = errno;
-    p = grow_and_alloc(size, align);
-    if (p != NULL) errno = saved;
+    exhaustion why = {.reason = EXHAUSTED_NOT};
+    p = grow_and_alloc(size, align, &why);
+    if (p != NULL) {
+      errno = saved;
+    } else if (why.reason != EXHAUSTED_NOT && !g.exhaustion_said && size <= usable_memory() &&
+               align <= usable_memory() - size) {
+      g.exhaustion_said = true;
+      why.request = size;
+      why.pools = tlsf_pool_count(g.tlsf);
+      why.pool_bytes = tlsf_pool_bytes(g.tlsf);
+      why.used = tlsf_bytes_used(g.tlsf);
+      why.peak_held = g.peak_held;
+      *x = why;
+    }
   }
   if (p != NULL) note_alloc(size);
   return p;
+}
+
+/* The one line said at the first request the pools could not serve, after
+ * the lock is released (stderr may be a pipe nobody reads: no other thread
+ * waits for that write). Before, a program on a fixed pool got NULL, or
+ * died of std::bad_alloc, without a word about the pool (found by a
+ * tester). Growth itself says nothing: a real-time program must not write
+ * at run time, and HEAPHOOK_STATS counts the growths. */
+static void say_exhausted(const exhaustion *x) {
+  int cancel = hh__cancel_off(); /* (a cancel pending is not acted on inside malloc) */
+#define EXHAUSTED_HEAD                                                                                      \
+  "tlsf: pool exhausted: a request of %zu bytes failed (ENOMEM) with %zu pool bytes in %zu pool%s, %zu in " \
+  "use, peak in pools %zu; "
+#define EXHAUSTED_HEAD_ARGS \
+  x->request, x->pool_bytes, x->pools, x->pools == 1 ? "" : "s", x->used, x->peak_held
+#define EXHAUSTED_ADVICE                                                                                   \
+  "set INITIAL_MEMPOOL_SIZE above the `peak in pools` that HEAPHOOK_STATS=1 reports on a run with a pool " \
+  "large enough"
+  if (x->reason == EXHAUSTED_FIXED) {
+    hh__log(EXHAUSTED_HEAD "ADDITIONAL_MEMPOOL_SIZE=0 never grows it: " EXHAUSTED_ADVICE " (said once)",
+            EXHAUSTED_HEAD_ARGS);
+  } else if (x->reason == EXHAUSTED_OVER_MEMORY) {
+    hh__log(
+        EXHAUSTED_HEAD
+        "the pools growth would add for it (ADDITIONAL_MEMPOOL_SIZE, doubled until it fits) are more than "
+        "this machine's memory (or its cgroup's limit): " EXHAUSTED_ADVICE
+        ", or a smaller ADDITIONAL_MEMPOOL_SIZE (said once)",
+        EXHAUSTED_HEAD_ARGS);
+  } else {
+    hh__log(EXHAUSTED_HEAD "adding a pool of %zu bytes failed (%s): " EXHAUSTED_ADVICE
+                           ", or a smaller ADDITIONAL_MEMPOOL_SIZE (said once)",
+            EXHAUSTED_HEAD_ARGS, x->addition,
+            x->reason == EXHAUSTED_NO_POOL || x->err == 0 ? "too many pools" : strerrordesc_np(x->err));
+  }
+#undef EXHAUSTED_HEAD
+#undef EXHAUSTED_HEAD_ARGS
+#undef EXHAUSTED_ADVICE
+  hh__cancel_restore(cancel);
 }
 
 /* ---- Per-thread cache ------------------------------------------------------
@@ -966,9 +1054,11 @@ static void *tlsf_op_alloc(size_t size, size_t align) {
     }
   }
   cache_arm_at_first_miss();
+  exhaustion x = {.reason = EXHAUSTED_NOT};
   lock();
-  void *p = alloc_or_grow(size, align, core_size, NULL);
+  void *p = alloc_or_grow(size, align, core_size, NULL, &x);
   unlock();
+  if (x.reason != EXHAUSTED_NOT) say_exhausted(&x);
   return p;
 }
 
@@ -1008,8 +1098,10 @@ static void *tlsf_op_realloc(void *ptr, size_t new_size) {
     return ptr;
   }
   size_t old = tlsf_block_size(ptr);
-  void *moved = alloc_or_grow(new_size, 1, new_size, ptr);
+  exhaustion x = {.reason = EXHAUSTED_NOT};
+  void *moved = alloc_or_grow(new_size, 1, new_size, ptr, &x);
   unlock();
+  if (x.reason != EXHAUSTED_NOT) say_exhausted(&x);
   if (moved == NULL || moved == ptr) return moved; /* (ptr: grown in place after all) */
   memcpy(moved, ptr, old < new_size ? old : new_size);
   tlsf_op_dealloc(ptr);
