@@ -8,20 +8,10 @@
 set -u
 heaphook=$1 tlsf=$2 probe=$3 newer=$4
 . "$(dirname "$0")/checks.sh"
+. "$(dirname "$0")/run_clean.sh"
 
-# run PROGRAM LIBRARY VAR=VALUE... -- ARGS...: stdout, stderr and status in
-# $work/{out,err,rc}, with a clean heaphook environment.
-run() {
-  local prog=$1 lib=$2
-  shift 2
-  local vars=()
-  while [ "$1" != "--" ]; do vars+=("$1"); shift; done
-  shift
-  env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
-    -u INITIAL_MEMPOOL_SIZE -u ADDITIONAL_MEMPOOL_SIZE -u HEAPHOOK_TLSF_MLOCK \
-    LD_PRELOAD="$lib" "${vars[@]}" "$prog" "$@" >"$work/out" 2>"$work/err"
-  echo $? >"$work/rc"
-}
+# run PROGRAM LIBRARY VAR=VALUE... -- ARGS...: run_clean.sh's run_clean.
+run() { run_clean "$@"; }
 
 # quiet NAME: the last run exited 0 with nothing on stderr.
 quiet() {

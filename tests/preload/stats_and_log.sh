@@ -6,20 +6,11 @@
 set -u
 heaphook=$1 tlsf=$2 probe=$3
 . "$(dirname "$0")/checks.sh"
+. "$(dirname "$0")/run_clean.sh"
 
 # run LIBRARY VAR=VALUE... -- ARGS...: the probe under the library, with a
 # clean heaphook environment; stdout, stderr and status in $work/{out,err,rc}.
-run() {
-  local lib=$1
-  shift
-  local vars=()
-  while [ "$1" != "--" ]; do vars+=("$1"); shift; done
-  shift
-  env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG \
-    -u INITIAL_MEMPOOL_SIZE -u ADDITIONAL_MEMPOOL_SIZE -u HEAPHOOK_TLSF_MLOCK \
-    LD_PRELOAD="$lib" "${vars[@]}" "$probe" "$@" >"$work/out" 2>"$work/err"
-  echo $? >"$work/rc"
-}
+run() { run_clean "$probe" "$@"; }
 
 # check_report FILE NAME: FILE holds exactly one TLSF report, line by line in
 # the documented format; sets $growths, $pools, $pool_bytes.
