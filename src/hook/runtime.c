@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "hook.h"
 #include "record/trace/trace.h"
 #include "sample.h"
+#include "trace/naming.h"
 
 hh_runtime hh__rt;
 atomic_int hh__state;
@@ -181,9 +183,37 @@ static bool log_named(void) {
   return log != NULL && *log != '\0';
 }
 
-/* HEAPHOOK_LOG could not be opened at start-up (said then): the reports
- * go to stderr, as without it. */
-static bool log_refused;
+/* The reports go to the copy (stderr_copy), not to HEAPHOOK_LOG opened at
+ * exit: it could not be opened at start-up (said then), and they go to
+ * stderr, as without it; or it names one of the process's descriptors
+ * (log_descriptor), which the copy is of. */
+static bool log_to_copy;
+
+/* The descriptor the copy is of (2, or HEAPHOOK_LOG's): the reports go
+ * there when there is no copy. */
+static int report_fd = 2;
+
+/* The descriptor of the process's that HEAPHOOK_LOG names (/dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/{self,thread-self,%p,PID}/fd/N:
+ * trace/naming.h), else -1. Opened at exit, it was no more for a program
+ * that closes its stdout and stderr at exit (GNU tools do), and the
+ * reports were lost without a word: a copy is taken at start-up instead,
+ * as of stderr without HEAPHOOK_LOG. */
+static int log_descriptor(const char *pattern) {
+  if (strcmp(pattern, "/dev/stdin") == 0 || !hh_trace_descriptor_path(pattern)) return -1;
+  if (strcmp(pattern, "/dev/stdout") == 0) return 1;
+  if (strcmp(pattern, "/dev/stderr") == 0) return 2;
+  const char *at = strstr(pattern, "/fd/");
+  if (strncmp(pattern, "/proc/", 6) == 0 && pattern[6] >= '0' && pattern[6] <= '9') {
+    long pid = 0;
+    for (const char *p = pattern + 6; p < at && pid <= INT_MAX; p++) pid = pid * 10 + (*p - '0');
+    if (pid != (long)syscall(SYS_getpid)) return -1; /* another process's */
+  }
+  const char *d = at + 4;
+  long n = 0;
+  for (; *d >= '0' && *d <= '9' && n <= INT_MAX; d++) n = n * 10 + (*d - '0');
+  return d > at + 4 && *d == '\0' && n <= INT_MAX ? (int)n : -1;
+}
 
 #define HH_LOG_NOT_PROBED (-2)
 
@@ -218,19 +248,27 @@ static void keep_stderr(void) {
    * log is tried now, while stderr is surely open: one that cannot be
    * opened is said at once, and its reports go to the copy. Before, it was
    * said at exit on fd 2, which GNU tools have closed by then: the warning
-   * and the reports were lost without a word. */
+   * and the reports were lost without a word. A log that names one of the
+   * process's descriptors (/dev/stderr) is kept as stderr is without it. */
   if (log_named()) {
-    int fd = open_named_log(hh__env_get("HEAPHOOK_LOG"), true);
-    if (fd >= 0 || fd == HH_LOG_NOT_PROBED) {
-      if (fd >= 0) close(fd);
-      errno = saved;
-      return;
+    const char *log = hh__env_get("HEAPHOOK_LOG");
+    int named = log_descriptor(log);
+    if (named >= 0 && fcntl(named, F_GETFD) != -1) {
+      report_fd = named; /* (one not open is tried as a file: said) */
+    } else {
+      int fd = open_named_log(log, true);
+      if (fd >= 0 || fd == HH_LOG_NOT_PROBED) {
+        if (fd >= 0) close(fd);
+        errno = saved;
+        return;
+      }
     }
-    log_refused = true;
+    log_to_copy = true;
   }
-  int copy = fcntl(2, F_DUPFD_CLOEXEC, hh__own_fd_base(HH_OWN_FD_STDERR));
-  if (copy < 0) copy = fcntl(2, F_DUPFD_CLOEXEC, 3);
-  if (copy >= 0 && !hh__own_fd_add(copy, &stderr_copy)) close(copy); /* the register is full: fd 2 then */
+  int copy = fcntl(report_fd, F_DUPFD_CLOEXEC, hh__own_fd_base(HH_OWN_FD_STDERR));
+  if (copy < 0) copy = fcntl(report_fd, F_DUPFD_CLOEXEC, 3);
+  if (copy >= 0 && !hh__own_fd_add(copy, &stderr_copy))
+    close(copy); /* the register is full: report_fd then */
   errno = saved;
 }
 
@@ -307,7 +345,7 @@ bool hh__start_slow(void) {
 static int open_log(bool to_log) {
   if (!to_log) {
     int copy = hh__own_fd_use(&stderr_copy);
-    return copy >= 0 ? copy : 2;
+    return copy >= 0 ? copy : report_fd;
   }
   int fd = open_named_log(hh__env_get("HEAPHOOK_LOG"), false);
   return fd >= 0 ? fd : 2;
@@ -337,7 +375,7 @@ void hh__shutdown(void) {
   bool report = hh__rt.stats && hh__rt.alloc->report != NULL;
   hh_guard guarded = hh__guard_enter();
   if (was || report) {
-    bool to_log = log_named() && !log_refused;
+    bool to_log = log_named() && !log_to_copy;
     int fd = open_log(to_log);
     hh__dprint_error(); /* (forgets older ones) */
     for (int i = 0; was && i < hh__rt.n_recorders; i++) {

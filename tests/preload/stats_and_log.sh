@@ -218,6 +218,23 @@ else
   fail "HEAPHOOK_LOG unopenable, stderr closed at exit: want '$want' then the counts report, got: $(cat "$work/err")"
 fi
 
+# HEAPHOOK_LOG naming one of the program's descriptors (the README's
+# /dev/stderr), for a program that closes stdout and stderr at exit (GNU
+# tools do): the report goes to a copy of that descriptor taken at
+# start-up, as without HEAPHOOK_LOG. Before, the open at exit found
+# /proc/self/fd/N closed and the report was lost without a word.
+for log in /dev/stderr /dev/stdout /dev/fd/2 /proc/self/fd/1; do
+  env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_STATS LD_PRELOAD="$heaphook" HEAPHOOK_RECORD=counts \
+    HEAPHOOK_LOG="$log" ls / >"$work/out" 2>"$work/err"
+  case $log in */stderr | */2) report=$work/err quiet=$work/out ;; *) report=$work/out quiet=$work/err ;; esac
+  if [ "$(grep -c '^heaphook: calls by function (pid [0-9]*)$' "$report")" = 1 ] &&
+    [ "$(grep -c '^heaphook' "$quiet")" = 0 ] && grep -qx usr "$work/out" && ! grep -q 'HEAPHOOK_LOG' "$work/err"; then
+    ok "HEAPHOOK_LOG=$log, closed by the program at exit: the report there"
+  else
+    fail "HEAPHOOK_LOG=$log, closed by the program at exit: want one counts report in $(basename "$report"), got stdout: $(head -c 300 "$work/out"); stderr: $(head -c 300 "$work/err")"
+  fi
+done
+
 # A named pipe as the log: not opened at start-up (opened and closed, its
 # reader saw the end, and the open at exit waited for a reader for good:
 # the program hung at exit), its reader gets the report.
