@@ -4,6 +4,12 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
+# A colon in BUILD ends a rule's target in make itself ($(BUILD)/CMakeCache.txt
+# below: "target pattern contains no '%'"), before check could refuse it.
+ifneq ($(findstring :,$(BUILD)),)
+$(error the build directory $(BUILD) has a colon in its path, where make and LD_PRELOAD split it; build elsewhere, e.g. make check BUILD=/tmp/heaphook-build)
+endif
+
 .PHONY: all build deps configure check demo bench format clean
 
 all: build
