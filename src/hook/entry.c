@@ -306,9 +306,15 @@ extern void _IO_list_unlock(void);
 static _Atomic pid_t stop_thread; /* the thread running the stop */
 static atomic_bool stop_done;
 
-static void stop_after_destructors(void *arg) {
-  (void)arg;
-  atomic_store(&stop_thread, gettid());
+/* Whether this thread runs the stop: the first thread to ask, by exit()'s
+ * handler below or by _exit (hh__stop_before_end), runs it once; a second
+ * one waits for it to be done (wait_for_stop, hh__stop_before_end). */
+static bool take_stop(void) {
+  pid_t none = 0;
+  return atomic_compare_exchange_strong(&stop_thread, &none, gettid());
+}
+
+static void run_stop(void) {
   hh__fork_gate_close();
   _IO_list_lock();
   hh__shutdown();
@@ -317,15 +323,50 @@ static void stop_after_destructors(void *arg) {
   hh__fork_gate_open();
 }
 
+static void stop_after_destructors(void *arg) {
+  (void)arg;
+  /* A vfork child that calls exit() runs this in its parent's memory: the
+   * stop stays the parent's to take, at its _exit (hh__shutdown says so;
+   * trace.vfork_exit). */
+  if (!hh__owner_process())
+    hh__shutdown();
+  else if (take_stop())
+    run_stop();
+}
+
 /* The handler after the stop: a thread that takes it while another runs
  * the stop waits until the stop is done, at most 10 s, before it goes on
  * to end the process. Not on the thread running the stop (exit() from a
  * signal handler in it: the stop cannot finish before the handler returns). */
-static void wait_for_stop(void *arg) {
-  (void)arg;
-  if (!atomic_load(&stop_registered) || atomic_load(&stop_thread) == gettid()) return;
+static void wait_for_stop_done(void) {
+  if (atomic_load(&stop_thread) == gettid()) return;
   struct timespec ms = {0, 1000 * 1000};
   for (int i = 0; i < 10000 && !atomic_load(&stop_done); i++) nanosleep(&ms, NULL);
+}
+
+static void wait_for_stop(void *arg) {
+  (void)arg;
+  if (atomic_load(&stop_registered) && hh__owner_process()) wait_for_stop_done();
+}
+
+/* Before _exit, _Exit, quick_exit and daemon's parent end the process
+ * (exit.c), which run no exit handlers: the stop as exit() runs it, the
+ * trace finished and the reports printed (HEAPHOOK_RECORD's usage and
+ * counts, HEAPHOOK_STATS), once. Until 2026-11-28 only the trace was
+ * finished there, and a program that ended by _exit (Python's os._exit,
+ * a multiprocessing worker, a program that skips its destructors) printed
+ * no report at all (preload.reports_at_end). Not in a vfork child, which
+ * runs in its parent's memory (the parent's stop is its own). A thread
+ * that finds the stop under way in another waits for it, at most 10 s,
+ * as exit() does: ending the process at once would cut the trace and the
+ * reports short; on the stopping thread (a signal handler that
+ * interrupted the stop) it ends the process as before. */
+void hh__stop_before_end(void) {
+  if (atomic_load(&hh__state) != HH_READY || !hh__owner_process()) return;
+  if (take_stop())
+    run_stop();
+  else
+    wait_for_stop_done();
 }
 
 /* A child forked while the stop ran in its parent (a fork already past the
@@ -477,5 +518,7 @@ __attribute__((constructor)) static void hh_preload_start(void) {
 
 __attribute__((destructor)) static void hh_preload_stop(void) {
   register_stop();
-  if (!atomic_load(&stop_registered)) hh__shutdown();
+  if (atomic_load(&stop_registered) || !take_stop()) return;
+  hh__shutdown();
+  atomic_store(&stop_done, true);
 }

@@ -4,7 +4,11 @@
  * END; _exit runs nothing. Forked children end that way (Python's
  * os._exit in multiprocessing workers, servers' workers), and so do
  * shells. Without this their traces lost the last buffered events and
- * read as "killed".
+ * read as "killed". _exit, _Exit, quick_exit and daemon's parent also
+ * print the reports exit() prints (usage, counts, HEAPHOOK_STATS); abort
+ * and a signal that ends the process finish the trace only: the program
+ * is failing there, and a report's walk of a damaged heap (the TLSF
+ * pools') could turn its SIGABRT into a SIGSEGV.
  *
  * glibc's exit() calls its internal _exit, not this one, after the
  * destructors. The process then ends as glibc's _exit ends it (exit_group,
@@ -31,15 +35,10 @@
 #define EXPORT __attribute__((visibility("default")))
 
 /* Skipped in a signal handler that interrupted the hook on this thread
- * (the recorders may hold their locks there): its buffered events are then
- * lost, as before. The guard is given back before the end: a vfork child
- * runs on its parent's thread, whose thread-local state this is. */
+ * (the recorders may hold their locks there): its buffered events and the
+ * reports are then lost, as before. */
 __attribute__((noreturn)) static void end_process(int status) {
-  if (!hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) {
-    hh_guard guard = hh__guard_enter();
-    hh__trace_before_exit();
-    hh__guard_leave(guard);
-  }
+  if (!hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) hh__stop_before_end();
   for (;;) {
     syscall(SYS_exit_group, status);
     syscall(SYS_exit, status);
@@ -203,10 +202,7 @@ EXPORT int daemon(int nochdir, int noclose) {
  * not the one above: the trace is finished by a handler registered before
  * the program's, which therefore runs after theirs. */
 static void at_quick_exit_handler(void) {
-  if (hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) return;
-  hh_guard guard = hh__guard_enter();
-  hh__trace_before_exit();
-  hh__guard_leave(guard);
+  if (!hh__guard_held((uintptr_t)__builtin_dwarf_cfa())) hh__stop_before_end();
 }
 
 /* By the copy of the hook that is the process's malloc only, with no

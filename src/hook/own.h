@@ -19,4 +19,9 @@ void *hh__malloc_of(const char *path) __attribute__((visibility("hidden")));
 /* True when sym (a function or object) lies in this library. */
 bool hh__in_this_library(const void *sym) __attribute__((visibility("hidden")));
 
+/* Before _exit and its kin end the process (exit.c): what exit() runs after
+ * the destructors, the recorders stopped and the reports printed, once
+ * per process (entry.c). Called outside the hook (the guard not held). */
+void hh__stop_before_end(void) __attribute__((visibility("hidden")));
+
 #endif

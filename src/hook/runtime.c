@@ -278,6 +278,8 @@ static void keep_stderr(void) {
 static pid_t owner_pid;
 static void owner_is_child(void) { owner_pid = (pid_t)syscall(SYS_getpid); }
 
+bool hh__owner_process(void) { return (pid_t)syscall(SYS_getpid) == owner_pid; }
+
 static void start_up(void) {
   const hh_allocator *a;
   if (test_setup)

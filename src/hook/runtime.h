@@ -120,6 +120,10 @@ static inline bool hh__start(void) {
  * (HEAPHOOK_STATS). Called from the library destructor. */
 void hh__shutdown(void);
 
+/* False in a vfork child, which runs in its parent's memory (and before
+ * the hook starts). */
+bool hh__owner_process(void);
+
 /* Chooses the allocator (preload/select_*.c, one per preload library).
  * Weak: test binaries have none and use hh__hook_setup_for_test. */
 const hh_allocator *hh__select_allocator(void) __attribute__((weak));

@@ -28,7 +28,12 @@
  *                   with ENOMEM (no stdio before: nothing else allocates)
  *   exhaust-realloc BYTES
  *                   reallocs a malloc(1000) to BYTES; prints whether it
- *                   failed with ENOMEM and kept the block */
+ *                   failed with ENOMEM and kept the block
+ *   end N HOW       as usage N, then ends by HOW, with status 0 where it
+ *                   can: return, exit, _exit, _Exit, quick_exit, abort,
+ *                   vfork (a vfork child calls _exit(0), then main returns),
+ *                   thread (another thread calls _exit(0) while main
+ *                   waits) */
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -38,6 +43,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "heaphook/heaphook.h"
@@ -54,12 +60,39 @@ static void *malloc_with_cancel_pending(void *bytes) {
   return malloc(*(size_t *)bytes);
 }
 
+static void *thread_exit(void *arg) {
+  (void)arg;
+  _exit(0);
+}
+
+/* Ends the process by how (see "end" above); returns when how is "return"
+ * or a vfork child's _exit was waited for. */
+static int end_by(const char *how) {
+  if (strcmp(how, "exit") == 0) exit(0);
+  if (strcmp(how, "_exit") == 0) _exit(0);
+  if (strcmp(how, "_Exit") == 0) _Exit(0);
+  if (strcmp(how, "quick_exit") == 0) quick_exit(0);
+  if (strcmp(how, "abort") == 0) abort();
+  if (strcmp(how, "vfork") == 0) {
+    pid_t pid = vfork();
+    if (pid == 0) _exit(0);
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0) return 4;
+  }
+  if (strcmp(how, "thread") == 0) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread_exit, NULL) != 0) return 4;
+    for (;;) pause();
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "main-ran") == 0) {
     puts("main ran");
     return 0;
   }
-  if (argc == 3 && strcmp(argv[1], "usage") == 0) {
+  if ((argc == 3 && strcmp(argv[1], "usage") == 0) || (argc == 4 && strcmp(argv[1], "end") == 0)) {
     int n = atoi(argv[2]);
     void *blocks[64];
     if (n < 0 || n > 64) return 2;
@@ -70,7 +103,7 @@ int main(int argc, char **argv) {
       sink = blocks[i];
     }
     for (int i = 0; i < n / 2; i++) free(blocks[i]);
-    return 0;
+    return argc == 4 ? end_by(argv[3]) : 0;
   }
   if (argc == 3 && strcmp(argv[1], "blocks4k") == 0) {
     size_t total = strtoul(argv[2], NULL, 0), n = total / 4096;
