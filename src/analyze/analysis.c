@@ -12,7 +12,8 @@
  *    the maximum of heap bytes over its time; when an event falls past the
  *    last bucket, neighbouring buckets are merged pairwise (max) and the
  *    width doubles, so the duration need not be known in advance and the
- *    peak is never lost;
+ *    peak is never lost; at the end, a last point with the heap where
+ *    the trace ends when that is not the last bucket's maximum;
  *  - blocks live at the peak (opt->peak_blocks): blocks freed after the
  *    peak that were allocated at or before it go to a list that is emptied
  *    at every new peak; at the end that list plus the live blocks allocated
@@ -1139,11 +1140,15 @@ hh_analysis *hh_analyze(hh_reader *r, const hh_analyze_options *opt) {
     o->leaked_blocks = x->live_blocks;
   }
 
-  /* timeline: extend to the end, then the points */
+  /* timeline: extend to the end, then the points, and the heap at the end
+   * when the last bucket's maximum is not it (a block freed in the last
+   * bucket: the chart and the HTML page drew that maximum to the end) */
   if (a->duration_ns) tl_record(&s, a->duration_ns, s.heap, s.heap);
-  a->timeline = xcalloc(s.tl_n, sizeof *a->timeline);
-  a->npoints = s.tl_n;
+  bool end_point = s.tl_n && s.tl[s.tl_n - 1] != s.heap;
+  a->npoints = s.tl_n + end_point;
+  a->timeline = xcalloc(a->npoints, sizeof *a->timeline);
   for (size_t i = 0; i < s.tl_n; i++) a->timeline[i] = (hh_point){(uint64_t)i << s.tl_shift, s.tl[i]};
+  if (end_point) a->timeline[s.tl_n] = (hh_point){a->duration_ns, s.heap};
   free(s.tl);
 
   /* blocks live at the peak */

@@ -48,7 +48,9 @@ const char *hh_cost_name(hh_cost cost);
 int hh_cost_parse(const char *name, hh_cost *out);
 
 /* Heap in use over time, downsampled for charts: each point is the maximum
- * of heap bytes over its time bucket (so the peak is never lost). */
+ * of heap bytes over its time bucket (so the peak is never lost), and,
+ * when the heap at the end is not the last bucket's maximum, one more point
+ * at duration_ns with the heap there (the leaked bytes). */
 typedef struct hh_point {
   uint64_t time_ns;
   uint64_t heap_bytes;
@@ -128,7 +130,7 @@ typedef struct hh_analysis {
   size_t nmarkers;
   hh_marker_at *markers;
 
-  size_t npoints; /* <= options.max_points */
+  size_t npoints; /* <= options.max_points + 1 (the end) */
   hh_point *timeline;
   size_t nrss;
   hh_rss_point *rss;

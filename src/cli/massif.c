@@ -193,6 +193,7 @@ int hh_write_massif(FILE *out, const hh_profile *p, const char *cmd, size_t max_
   snap *snaps = malloc((a->npoints / step + 4) * sizeof *snaps);
   if (!snaps) return -1;
   size_t n = 0;
+  uint64_t end = a->duration_ns > a->peak_time_ns ? a->duration_ns : a->peak_time_ns;
   snaps[n++] = (snap){0, 0, SNAP_EMPTY};
   for (size_t i = 0; i < a->npoints; i += step) {
     /* the largest point of each group of `step` (a chart's rule: no peak lost) */
@@ -200,10 +201,10 @@ int hh_write_massif(FILE *out, const hh_profile *p, const char *cmd, size_t max_
     for (size_t j = i + 1; j < i + step && j < a->npoints; j++)
       if (a->timeline[j].heap_bytes > best.heap_bytes) best = a->timeline[j];
     if (best.heap_bytes >= a->peak_bytes) continue; /* the peak snapshot stands for it */
+    if (best.time_ns >= end) continue;              /* the timeline's end point: the end snapshot's */
     snaps[n++] = (snap){best.time_ns, best.heap_bytes, SNAP_EMPTY};
   }
   snaps[n++] = (snap){a->peak_time_ns, a->peak_bytes, SNAP_PEAK};
-  uint64_t end = a->duration_ns > a->peak_time_ns ? a->duration_ns : a->peak_time_ns;
   snaps[n++] = (snap){end, a->leaked_bytes, SNAP_END};
   qsort(snaps, n, sizeof *snaps, by_time);
 

@@ -538,13 +538,65 @@ static void owed_frees(void **state) {
   tb_free_all(&b);
 }
 
+/* The timeline's last point is the heap where the trace ends: a block
+ * allocated and freed in the last bucket (a 5 MB buffer made and dropped
+ * just before exit, 3 s into the run) left the bucket's maximum as the
+ * last point, and the chart and the HTML page drew the heap at 5,001,000
+ * bytes to the end, where 1,000 bytes were leaked (massif's end snapshot
+ * said 1,000). */
+static void timeline_ends_at_the_end(void **state) {
+  (void)state;
+  tb b;
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 1, 1000);
+  tb_thread(&b, 1, 101, "main");
+  tb_alloc(&b, 0, 1000, 0x1000, 1000, 0, 0);
+  tb_alloc(&b, 0, 2999000000u, 0x100000, 5000000, 0, 0);
+  tb_free(&b, 9, 2999500000u, 0x100000);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 3000000000u);
+  tb_end(&b, 3000000000u, 3);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  hh_reader *r;
+  hh_analysis *a = analyze_built(&b, 64, &r);
+  assert_int_equal(a->duration_ns, 3000000000u);
+  assert_int_equal(a->peak_bytes, 5001000);
+  assert_int_equal(a->leaked_bytes, 1000);
+  assert_true(a->npoints >= 2 && a->npoints <= 65);
+  const hh_point *last = &a->timeline[a->npoints - 1], *before = last - 1;
+  assert_int_equal(last->time_ns, 3000000000u);
+  assert_int_equal(last->heap_bytes, 1000);
+  assert_true(before->time_ns <= 2999000000u);
+  assert_int_equal(before->heap_bytes, 5001000);
+  hh_analysis_free(a);
+  hh_reader_close(r);
+
+  /* where the last bucket's maximum is the heap at the end, no point is
+   * added: 64 buckets at most */
+  tb_free_all(&b);
+  tb_init(&b, 0, 1000000000u);
+  tb_chunk_begin(&b, 1, 1000);
+  tb_thread(&b, 1, 101, "main");
+  for (uint64_t k = 0; k < 200; k++) tb_alloc(&b, 0, 1000 + k * 15000000u, 0x1000 + 0x100 * k, 10, 0, 0);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  tb_chunk_begin(&b, 0, 3000000000u);
+  tb_end(&b, 3000000000u, 200);
+  tb_chunk_end(&b, HH_CHUNK_RAW);
+  a = analyze_built(&b, 64, &r);
+  assert_true(a->npoints <= 64);
+  assert_int_equal(a->timeline[a->npoints - 1].heap_bytes, 2000);
+  hh_analysis_free(a);
+  hh_reader_close(r);
+  tb_free_all(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(many_threads),         cmocka_unit_test(handoff),
       cmocka_unit_test(temporary_per_thread), cmocka_unit_test(handoff_edges),
       cmocka_unit_test(handoff_many_unknown), cmocka_unit_test(producer_consumer_ticks),
       cmocka_unit_test(owed_frees),           cmocka_unit_test(many_live_blocks),
-      cmocka_unit_test(memory_limit),
+      cmocka_unit_test(memory_limit),         cmocka_unit_test(timeline_ends_at_the_end),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -310,6 +310,27 @@ static void massif_snapshots_and_trees(void **state) {
   assert_null(strstr(s, "snapshot=6"));
 }
 
+/* A timeline that ends with the analysis's end point (the heap where the
+ * trace ends, after a last bucket whose maximum was higher): one snapshot
+ * at the end, the detailed one, not a second one beside it. */
+static void massif_end_point_once(void **state) {
+  fixture *f = *state;
+  static hh_point ending[] = {{1000000, 3000}, {2000000, 11000}, {4000000, 9000}, {5000000, 3500}};
+  hh_analysis a = fake_analysis();
+  a.timeline = ending;
+  a.npoints = 4;
+  hh_profile p;
+  assert_int_equal(hh_profile_build(&p, &a, fake_frames, NULL), 0);
+  assert_int_equal(hh_write_massif(f->out, &p, "x", 0), 0);
+  const char *s = text_of(f);
+  assert_non_null(strstr(s, "snapshot=3\n#-----------\ntime=4.000\nmem_heap_B=9000\n"));
+  assert_non_null(strstr(s,
+                         "snapshot=4\n#-----------\ntime=5.000\nmem_heap_B=3500\nmem_heap_extra_B=0\n"
+                         "mem_stacks_B=0\nheap_tree=detailed\n"));
+  assert_null(strstr(s, "snapshot=5"));
+  hh_profile_free(&p);
+}
+
 static void massif_threshold_gathers_small_sites(void **state) {
   fixture *f = *state;
   hh_site many[] = {{1, 1, 10000, 0, 10000, 1, 0, 0}, {3, 1, 50, 0, 50, 1, 0, 0}, {5, 1, 40, 0, 40, 1, 0, 0}};
@@ -960,6 +981,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(flame_svg_empty_cost, setup, teardown),
       cmocka_unit_test_setup_teardown(massif_snapshots_and_trees, setup, teardown),
       cmocka_unit_test_setup_teardown(massif_threshold_gathers_small_sites, setup, teardown),
+      cmocka_unit_test_setup_teardown(massif_end_point_once, setup, teardown),
       cmocka_unit_test_setup_teardown(pprof_profile_decodes, setup, teardown),
       cmocka_unit_test_setup_teardown(pprof_location_keeps_its_module_when_another_reused_the_address, setup,
                                       teardown),
