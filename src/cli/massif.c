@@ -89,6 +89,9 @@ static int by_bytes_desc(const void *x, const void *y) {
 static void put_frame(FILE *out, const hh_frame *f) {
   char safe[4096 + 1];
   char *name = f->function ? hh_frame_name_dup(f) : NULL;
+  /* ms_print drops a line's text from a '#' on (a comment) */
+  for (char *c = name; c && *c; c++)
+    if (*c == '#') *c = '_';
   fprintf(out, " 0x%" PRIX64 ": %s", f->ip, name ? name : "???");
   free(name);
   /* (escaped: a newline in a file's name broke the tree's line in two) */

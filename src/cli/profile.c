@@ -20,7 +20,7 @@ const char *hh_frame_name(const hh_frame *f, char *buf, size_t size) {
   else
     snprintf(buf, size, "0x%" PRIx64, f->ip);
   for (char *c = buf; *c; c++)
-    if (*c == ';' || *c == '#' || (unsigned char)*c < 0x20 || *c == 0x7f) *c = '_';
+    if (*c == ';' || (unsigned char)*c < 0x20 || *c == 0x7f) *c = '_';
   return buf;
 }
 

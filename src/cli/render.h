@@ -66,7 +66,9 @@ const char *hh_sampled_note(const hh_analysis *a, char *buf, size_t size);
 
 /* The name shown for a frame: the function, else "module+0xOFFSET" (the
  * module's file name), else "0xADDRESS". Characters that would break the
- * formats (';', control characters, '#' for massif) are replaced by '_'. */
+ * formats (';', control characters) are replaced by '_'; a '#' (a C++
+ * lambda's "{lambda()#1}") is kept, as the report shows it, but in massif's
+ * tree, where ms_print takes it for a comment (massif.c). */
 const char *hh_frame_name(const hh_frame *f, char *buf, size_t size);
 /* The same name whole, however long, in a string of its own (malloc'd; NULL
  * when out of memory). What names a frame in a file, or tells two frames

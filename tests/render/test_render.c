@@ -244,6 +244,63 @@ static void long_names_kept_whole_in_every_format(void **state) {
   hh_profile_free(&p);
 }
 
+/* A C++ lambda's demangled name has a '#' ("main::{lambda()#1}"), as the
+ * report, diff and HTML page show it: the collapsed stacks, the flame
+ * graph, speedscope and pprof named it "main::{lambda()_1}", as only
+ * massif needs ('#' starts a comment for ms_print). */
+static hh_frame f_lambda = {
+    0x401800, "main::{lambda()#1}::operator()() const", "/src/prog.cc", 60, MOD, 0x1800, false, false};
+
+static size_t lambda_frames(void *arg, uint64_t stack, const hh_frame **out, size_t max) {
+  (void)arg;
+  (void)stack;
+  const hh_frame *s[] = {&f_lambda, &f_main30, &f_start};
+  size_t n = max < 3 ? max : 3;
+  memcpy(out, s, n * sizeof *out);
+  return n;
+}
+
+static void hash_in_names_kept_but_in_massif(void **state) {
+  fixture *f = *state;
+  hh_site one[] = {{1, 1, 100, 0, 100, 1, 100, 1}};
+  hh_analysis a = fake_analysis();
+  a.sites = one;
+  a.nsites = 1;
+  a.peak_bytes = 100;
+  a.leaked_bytes = 100;
+  hh_profile p;
+  assert_int_equal(hh_profile_build(&p, &a, lambda_frames, NULL), 0);
+  const char *name = f_lambda.function;
+
+  assert_int_equal(hh_write_collapsed(f->out, &p, HH_COST_ALLOCATIONS), 0);
+  assert_string_equal(text_of(f), "_start;main;main::{lambda()#1}::operator()() const 1\n");
+
+  rewind(f->out);
+  assert_int_equal(hh_write_flame_svg(f->out, &p, HH_COST_PEAK, "t"), 0);
+  assert_non_null(strstr(text_of(f), "<title>main::{lambda()#1}::operator()() const (100 bytes, "));
+
+  rewind(f->out);
+  assert_int_equal(hh_write_speedscope(f->out, &p, "x"), 0);
+  assert_non_null(strstr(text_of(f), "{\"name\":\"main::{lambda()#1}::operator()() const\""));
+
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_non_null(out);
+  assert_int_equal(hh_write_massif(out, &p, "x", 0), 0);
+  assert_int_equal(fclose(out), 0);
+  assert_non_null(strstr(text, ": main::{lambda()_1}::operator()() const (prog.cc:60)\n"));
+  assert_null(strstr(text, "lambda()#"));
+  free(text);
+
+  uint8_t *data;
+  size_t size;
+  assert_int_equal(hh_pprof_encode(&p, NULL, 0, "x", &data, &size), 0);
+  assert_non_null(memmem(data, size, name, strlen(name)));
+  free(data);
+  hh_profile_free(&p);
+}
+
 /* ---- flame graph ---------------------------------------------------------- */
 
 static void flame_svg_boxes_titles_and_escaping(void **state) {
@@ -982,6 +1039,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(massif_snapshots_and_trees, setup, teardown),
       cmocka_unit_test_setup_teardown(massif_threshold_gathers_small_sites, setup, teardown),
       cmocka_unit_test_setup_teardown(massif_end_point_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(hash_in_names_kept_but_in_massif, setup, teardown),
       cmocka_unit_test_setup_teardown(pprof_profile_decodes, setup, teardown),
       cmocka_unit_test_setup_teardown(pprof_location_keeps_its_module_when_another_reused_the_address, setup,
                                       teardown),
