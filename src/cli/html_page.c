@@ -15,7 +15,8 @@
  *     "histogram": [[bucket, count, bytes]] (non-empty buckets),
  *     "threads": [{index, tid, name, allocations, frees, bytes, peak_bytes,
  *                  temporary, leaked_bytes, leaked_blocks}],
- *     "frag": {present, blocks, bytes, gap, regions_total, hidden_bytes,
+ *     "frag": {present, sampled (true: a sampled trace, no map), blocks, bytes, gap,
+ *              regions_total, hidden_bytes,
  *              regions: [{start, end ("0x.." strings), used, count, cell,
  *                         u: [bytes occupied per cell], n: [blocks starting per cell]}]} }
  *
@@ -258,6 +259,14 @@ static int by_start(const void *pa, const void *pb) {
 }
 
 static int write_frag(FILE *out, const hh_analysis *a) {
+  /* A sampled trace knows a sample of the blocks, each as the bytes it
+   * stands for, not its own: drawn from its address, a 777-byte block
+   * sampled at 4K covered 4.5 KiB, regions read "107.8% occupied", and the
+   * note counted the samples where the cards count blocks. */
+  if (a->sampled && a->sample_bytes > 1) {
+    fprintf(out, "{\"present\":false,\"sampled\":true}");
+    return 0;
+  }
   const hh_live_block *bl = a->peak_block_list;
   size_t nb = bl ? a->npeak_blocks : 0;
   uint64_t total = 0;

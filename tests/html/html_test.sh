@@ -62,6 +62,16 @@ case $case_name in
     "$hh" html --sites 1 -o - t.hhtrace >capped.html 2>/dev/null
     expect_rc 0 $? "heaphook html --sites 1 -o -"
     browser capped.html "text=sites-capped=this page holds the 3" "text=peak-bytes=152331 bytes"
+    # sampled: the blocks live at the peak are a sample, each drawn as the
+    # bytes it stands for (a 777-byte block as ~4.5 KiB at 4K), regions
+    # "107.8% occupied", and the note counted the samples ("3 blocks") where
+    # the card said 5: no map, and a note that says why
+    "$hh" run --sample 4096 -o s.hhtrace -- "$prog" 2>/dev/null
+    expect_rc 0 $? "heaphook run --sample"
+    "$hh" html s.hhtrace -o sampled.html 2>/dev/null
+    expect_rc 0 $? "heaphook html of a sampled trace"
+    browser sampled.html "text=frag-note=a sampled trace" "notext=frag-note=were live at the peak" \
+      "eval=document.querySelectorAll('#frag canvas').length===0"
     ;;
   reallocs)
     # the flame graph of allocations counts allocation calls, reallocs that

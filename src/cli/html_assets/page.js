@@ -510,6 +510,11 @@
   function frag() {
     var F = D.frag || {}, box = $("frag"), note = $("frag-note"), info = $("frag-info");
     clear(box);
+    if (F.sampled) {
+      note.textContent = "No map: a sampled trace records a sample of the blocks live at the peak, each standing for more bytes than its own, " +
+        "not where every block lies. Trace without --sample for the map.";
+      return;
+    }
     if (!F.present) { note.textContent = "This analysis kept no list of the blocks live at the peak."; return; }
     if (!F.regions || !F.regions.length) { note.textContent = "No blocks were live at the peak."; return; }
     var txt = nBlocks(F.blocks) + " (" + fmtBytes(F.bytes) + ")" + (F.blocks === 1 ? " was" : " were") + " live at the peak, in " + F.regions_total +
