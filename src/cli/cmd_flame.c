@@ -92,6 +92,10 @@ int hh_cmd_flame(int argc, char **argv) {
   else if (wrc != 0)
     hh_cli_error("flame", "out of memory");
   if (hh_cli_close_output("flame", out, output) != 0) wrc = -1;
+  /* the collapsed stacks have no place for it (the SVG has a line) */
+  char note[160];
+  if (wrc == 0 && !svg && hh_sampled_note(l.analysis, note, sizeof note))
+    fprintf(stderr, "heaphook flame: %s: %s\n", path, note);
   rc = wrc != 0 ? HH_EXIT_FAIL : l.status;
   hh_loaded_free(&l);
   return rc;

@@ -34,7 +34,7 @@ mine() { grep ';main;' "$1" | sed 's/^.*;main;/main;/' | sort; }
 case $case_name in
   flame_collapsed)
     for cost in peak allocations temporary leaked; do
-      "$hh" flame --cost $cost -o $cost.folded t.hhtrace 2>err
+      "$hh" flame --cost $cost -o $cost.folded t.hhtrace 2>$cost.err
       expect_rc 0 $? "flame --cost $cost"
       mine $cost.folded >$cost.mine
     done
@@ -54,6 +54,17 @@ case $case_name in
     "$hh" flame --cost nonsense t.hhtrace 2>err
     expect_rc 2 $? "flame --cost nonsense"
     expect_in err 'unknown cost "nonsense"'
+    grep -q 'sampled' peak.err && fail "flame of a full trace says it is sampled: $(cat peak.err)"
+    # a sampled trace's collapsed stacks are estimates, which the format has
+    # no place to say: standard error says it (nothing did), the stacks stay
+    # in the format
+    sampled_trace
+    "$hh" flame s.hhtrace >s.folded 2>s.err
+    expect_rc 0 $? "flame of a sampled trace"
+    expect_in s.err "heaphook flame: s.hhtrace: $sampled_note"
+    grep -qvE '^[^ ;]+(;[^;]+)* [0-9]+$' s.folded && fail "a line not in the collapsed format (sampled)"
+    "$hh" flame --svg -o s.svg s.hhtrace 2>s-svg.err
+    [ -s s-svg.err ] && fail "flame --svg of a sampled trace wrote to standard error (its file says it): $(cat s-svg.err)"
     ;;
   flame_svg)
     "$hh" flame --svg --cost peak -o peak.svg t.hhtrace
