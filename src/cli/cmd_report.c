@@ -192,9 +192,13 @@ static void text_report(const ctx *c, const char *path) {
   put_bytes(out, a->peak_bytes);
   fprintf(out, " in %" PRIu64 " block%s at %s\n", a->peak_blocks, hh_cli_s(a->peak_blocks),
           when(b2, sizeof b2, a->peak_time_ns));
+  /* (not whole: the program was killed, there was no exit; as run and
+   * plot say it) */
+  bool whole = a->status == HH_READ_OK;
   fputs("  leaked         ", out);
   put_bytes(out, a->leaked_bytes);
-  fprintf(out, " in %" PRIu64 " block%s\n", a->leaked_blocks, hh_cli_s(a->leaked_blocks));
+  fprintf(out, " in %" PRIu64 " block%s%s\n", a->leaked_blocks, hh_cli_s(a->leaked_blocks),
+          whole ? "" : " (still in use where the trace ends)");
   if (a->peak_rss_bytes) {
     fputs("  peak RSS       ", out);
     put_bytes(out, a->peak_rss_bytes);
@@ -210,7 +214,9 @@ static void text_report(const ctx *c, const char *path) {
   text_ranking(c, HH_COST_PEAK, "peak: call sites holding the peak, by bytes");
   text_ranking(c, HH_COST_ALLOCATIONS, "call sites by number of allocations");
   if (a->temporary_known) text_ranking(c, HH_COST_TEMPORARY, "call sites by temporary allocations");
-  text_ranking(c, HH_COST_LEAKED, "call sites by bytes leaked at exit");
+  text_ranking(
+      c, HH_COST_LEAKED,
+      whole ? "call sites by bytes leaked at exit" : "call sites by bytes still in use where the trace ends");
 
   fputs("\nallocation sizes:\n", out);
   uint64_t maxc = 0;

@@ -97,7 +97,7 @@ case $case_name in
       "eval=document.title==='heaphook: fake <trace>.hhtrace'" \
       "text=title=fake <trace>.hhtrace" "text=command=--name '</script>'" \
       "text=notes=trace cut short after 3 chunks <b>" "text=sites-capped=The trace has 40 call sites" \
-      "text=peak-bytes=82000 bytes" \
+      "text=peak-bytes=82000 bytes" "text=leaked-bytes=still in use where the trace ends" \
       "click-site=$evil" "panel=std::vector<int, std::allocator<int> >::push_back(int&&)" "panel=<evil>.c:30" \
       "click-site=café_*" "panel=libunknown.so+0x1234" "click-site=0xdead" "click-site=(no stack recorded)" \
       "flame=leaked" "flame-has=leaky_function" "flame-lacks=churner" \

@@ -254,6 +254,12 @@ eq("totals a", d["totals"]["a"]["allocations"], 3 + 100 + 5 + 6)
     expect_rc 1 $? "report on a trace cut short"
     expect_in cut.txt "error: trace cut short after "
     expect_in cut.err "heaphook report: cut.hhtrace: trace cut short after "
+    # there was no exit: what is live where the trace ends is not "leaked at
+    # exit" (as run and plot say it)
+    expect_in cut.txt "call sites by bytes still in use where the trace ends"
+    grep -qE '^  leaked .* \(still in use where the trace ends\)$' cut.txt ||
+      fail "the totals' leaked line of a trace cut short: $(grep '^  leaked' cut.txt)"
+    grep -q 'leaked at exit' cut.txt && fail "the report of a trace cut short speaks of the exit"
     "$hh" report --json cut.hhtrace >cut.json 2>/dev/null
     expect_rc 1 $? "report --json on a trace cut short"
     json_check cut.json 'eq("status", d["trace"]["status"], "cut_short"); assert "cut short" in d["trace"]["message"]'
