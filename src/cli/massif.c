@@ -203,8 +203,14 @@ int hh_write_massif(FILE *out, const hh_profile *p, const char *cmd, size_t max_
     hh_point best = a->timeline[i];
     for (size_t j = i + 1; j < i + step && j < a->npoints; j++)
       if (a->timeline[j].heap_bytes > best.heap_bytes) best = a->timeline[j];
-    if (best.heap_bytes >= a->peak_bytes) continue; /* the peak snapshot stands for it */
-    if (best.time_ns >= end) continue;              /* the timeline's end point: the end snapshot's */
+    /* the peak snapshot stands for the group the peak is in; the heap back
+     * at the peak's level later is a snapshot of its own (every point at
+     * that level was left out: one rise where the chart drew three) */
+    uint64_t next = i + step < a->npoints ? a->timeline[i + step].time_ns : UINT64_MAX;
+    if (best.heap_bytes >= a->peak_bytes && a->timeline[i].time_ns <= a->peak_time_ns &&
+        a->peak_time_ns < next)
+      continue;
+    if (best.time_ns >= end) continue; /* the timeline's end point: the end snapshot's */
     snaps[n++] = (snap){best.time_ns, best.heap_bytes, SNAP_EMPTY};
   }
   snaps[n++] = (snap){a->peak_time_ns, a->peak_bytes, SNAP_PEAK};

@@ -388,6 +388,32 @@ static void massif_end_point_once(void **state) {
   hh_profile_free(&p);
 }
 
+/* The heap back at the peak's level later (a 1 MB buffer made and freed
+ * three times, 100 ms apart): only the peak's own time is the peak
+ * snapshot's; the later plateaus were left out (every point at the peak's
+ * level was), and ms_print drew one rise where plot and the HTML page drew
+ * three. */
+static void massif_peak_level_again(void **state) {
+  fixture *f = *state;
+  static hh_point again[] = {{1000000, 3000}, {2000000, 11000}, {3000000, 3100}, {4000000, 11000}};
+  hh_analysis a = fake_analysis();
+  a.timeline = again;
+  a.npoints = 4;
+  hh_profile p;
+  assert_int_equal(hh_profile_build(&p, &a, fake_frames, NULL), 0);
+  assert_int_equal(hh_write_massif(f->out, &p, "x", 0), 0);
+  const char *s = text_of(f);
+  assert_non_null(strstr(s,
+                         "snapshot=2\n#-----------\ntime=2.000\nmem_heap_B=11000\nmem_heap_extra_B=0\n"
+                         "mem_stacks_B=0\nheap_tree=peak\n"));
+  assert_non_null(strstr(s,
+                         "snapshot=4\n#-----------\ntime=4.000\nmem_heap_B=11000\nmem_heap_extra_B=0\n"
+                         "mem_stacks_B=0\nheap_tree=empty\n"));
+  assert_non_null(strstr(s, "snapshot=5\n#-----------\ntime=5.000\nmem_heap_B=3500\n"));
+  assert_null(strstr(s, "snapshot=6"));
+  hh_profile_free(&p);
+}
+
 static void massif_threshold_gathers_small_sites(void **state) {
   fixture *f = *state;
   hh_site many[] = {{1, 1, 10000, 0, 10000, 1, 0, 0}, {3, 1, 50, 0, 50, 1, 0, 0}, {5, 1, 40, 0, 40, 1, 0, 0}};
@@ -1039,6 +1065,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(massif_snapshots_and_trees, setup, teardown),
       cmocka_unit_test_setup_teardown(massif_threshold_gathers_small_sites, setup, teardown),
       cmocka_unit_test_setup_teardown(massif_end_point_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(massif_peak_level_again, setup, teardown),
       cmocka_unit_test_setup_teardown(hash_in_names_kept_but_in_massif, setup, teardown),
       cmocka_unit_test_setup_teardown(pprof_profile_decodes, setup, teardown),
       cmocka_unit_test_setup_teardown(pprof_location_keeps_its_module_when_another_reused_the_address, setup,
