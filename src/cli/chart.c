@@ -252,8 +252,13 @@ static void draw(cairo_t *cr, const hh_analysis *a, const char *title) {
   /* as the report and the HTML page write a time (it was "0.000664234 s") */
   hh__format_duration(when, sizeof when, a->peak_time_ns);
   bool whole = a->status == HH_READ_OK;
+  /* (a process that exec'd another program did not exit either: as run
+   * says it) */
+  bool exec = a->reader && hh_reader_exec(a->reader);
   snprintf(sub, sizeof sub, "peak %s at %s; %s %s%s", peak, when, leaked,
-           whole ? "leaked at exit" : "still in use where the trace ends",
+           !whole ? "still in use where the trace ends"
+           : exec ? "still allocated at the exec"
+                  : "leaked at exit",
            a->sampled ? " (estimates: a sampled trace)" : "");
   cairo_set_font_size(cr, 11);
   cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);

@@ -214,9 +214,10 @@ static void text_report(const ctx *c, const char *path) {
   text_ranking(c, HH_COST_PEAK, "peak: call sites holding the peak, by bytes");
   text_ranking(c, HH_COST_ALLOCATIONS, "call sites by number of allocations");
   if (a->temporary_known) text_ranking(c, HH_COST_TEMPORARY, "call sites by temporary allocations");
-  text_ranking(
-      c, HH_COST_LEAKED,
-      whole ? "call sites by bytes leaked at exit" : "call sites by bytes still in use where the trace ends");
+  text_ranking(c, HH_COST_LEAKED,
+               !whole                 ? "call sites by bytes still in use where the trace ends"
+               : hh_reader_exec(c->r) ? "call sites by bytes still allocated at the exec"
+                                      : "call sites by bytes leaked at exit");
 
   fputs("\nallocation sizes:\n", out);
   uint64_t maxc = 0;

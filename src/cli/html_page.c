@@ -1,7 +1,8 @@
 /* The HTML report's writer (html_page.h): the page template with the
  * analysis as one JSON object:
  *
- *   { "version": 1, "title", "command", "status", "sampled", "duration_ns",
+ *   { "version": 1, "title", "command", "status", "exec" (the program the
+ *     process exec'd where its trace ends, or null), "sampled", "duration_ns",
  *     "totals": {allocations, frees, reallocs, allocation_calls, bytes_allocated, temporary,
  *                peak_bytes, peak_blocks, peak_time_ns, leaked_bytes, leaked_blocks},
  *     "sites": [{"id", "f": [frame index, innermost first], "a" allocations,
@@ -394,6 +395,8 @@ static int write_data(FILE *out, const hh_html_input *in) {
   put_string(out, in->command);
   fputs(",\"status\":", out);
   put_string(out, a->status != HH_READ_OK && a->status_message ? a->status_message : NULL);
+  fputs(",\"exec\":", out);
+  put_string(out, a->reader ? hh_reader_exec(a->reader) : NULL);
   fprintf(out, ",\"sampled\":%s,\"temporary_known\":%s,\"duration_ns\":", a->sampled ? "true" : "false",
           a->temporary_known ? "true" : "false");
   put_u64(out, a->duration_ns);

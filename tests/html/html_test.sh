@@ -72,6 +72,13 @@ case $case_name in
     expect_rc 0 $? "heaphook html of a sampled trace"
     browser sampled.html "text=frag-note=a sampled trace" "notext=frag-note=were live at the peak" \
       "eval=document.querySelectorAll('#frag canvas').length===0"
+    # a process that exec'd another program did not exit (run says "still
+    # allocated at the exec")
+    "$hh" run -o ex.hhtrace -- sh -c 'exec true' 2>/dev/null
+    expect_rc 0 $? "heaphook run sh -c 'exec true'"
+    "$hh" html ex.hhtrace -o ex.html 2>/dev/null
+    expect_rc 0 $? "heaphook html of a trace that ends at an exec"
+    browser ex.html "text=leaked-bytes=still allocated at the exec" "notext=leaked-bytes=leaked at exit"
     ;;
   reallocs)
     # the flame graph of allocations counts allocation calls, reallocs that

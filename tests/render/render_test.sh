@@ -117,6 +117,13 @@ case $case_name in
     expect_in cut.txt "error: trace cut short after"
     expect_in cut.txt "still in use where the trace ends"
     grep -q 'leaked at exit' cut.txt && fail "the chart of a trace cut short speaks of the exit"
+    # a process that exec'd another program: no exit either (as run says it)
+    "$hh" run -o ex.hhtrace -- sh -c 'exec true' 2>run-ex.err || fail "heaphook run sh -c 'exec true'"
+    "$hh" plot -o ex.pdf ex.hhtrace
+    expect_rc 0 $? "plot of a trace that ends at an exec"
+    pdftotext ex.pdf ex.txt || fail "pdftotext (exec)"
+    expect_in ex.txt "still allocated at the exec"
+    grep -q 'leaked at exit' ex.txt && fail "the chart of a trace that ends at an exec speaks of the exit"
     grep -q 'estimates' heap.txt && fail "the chart of a full trace says estimates"
     sampled_trace
     "$hh" plot -o s.pdf s.hhtrace

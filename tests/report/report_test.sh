@@ -260,6 +260,12 @@ eq("totals a", d["totals"]["a"]["allocations"], 3 + 100 + 5 + 6)
     grep -qE '^  leaked .* \(still in use where the trace ends\)$' cut.txt ||
       fail "the totals' leaked line of a trace cut short: $(grep '^  leaked' cut.txt)"
     grep -q 'leaked at exit' cut.txt && fail "the report of a trace cut short speaks of the exit"
+    # nor is there an exit where a process exec'd another program
+    "$hh" run -o ex.hhtrace -- sh -c 'exec true' 2>/dev/null || fail "heaphook run sh -c 'exec true'"
+    "$hh" report ex.hhtrace >ex.txt 2>&1
+    expect_rc 0 $? "report of a trace that ends at an exec"
+    expect_in ex.txt "call sites by bytes still allocated at the exec"
+    grep -q 'leaked at exit' ex.txt && fail "the report of a trace that ends at an exec speaks of the exit"
     "$hh" report --json cut.hhtrace >cut.json 2>/dev/null
     expect_rc 1 $? "report --json on a trace cut short"
     json_check cut.json 'eq("status", d["trace"]["status"], "cut_short"); assert "cut short" in d["trace"]["message"]'

@@ -165,8 +165,10 @@
     var c = $("cards");
     c.appendChild(card("peak-bytes", "peak heap in use", nOf(T.peak_bytes, "byte"),
       fmtBytes(T.peak_bytes) + " in " + nBlocks(T.peak_blocks) + " at " + fmtTime(T.peak_time_ns)));
-    /* (a trace not whole: there was no exit, as the chart says it) */
-    c.appendChild(card("leaked-bytes", D.status ? "still in use where the trace ends" : "leaked at exit", nOf(T.leaked_bytes, "byte"),
+    /* (a trace not whole, or one that ends at an exec: there was no exit,
+     * as the chart says it) */
+    c.appendChild(card("leaked-bytes", D.status ? "still in use where the trace ends" :
+      typeof D.exec === "string" ? "still allocated at the exec" : "leaked at exit", nOf(T.leaked_bytes, "byte"),
       fmtBytes(T.leaked_bytes) + " in " + nBlocks(T.leaked_blocks)));
     c.appendChild(card("allocations", "allocations", fmtCount(T.allocations),
       nOf(T.frees, "free") + ", " + nOf(T.reallocs, "realloc")));
