@@ -280,6 +280,19 @@ static void owner_is_child(void) { owner_pid = (pid_t)syscall(SYS_getpid); }
 
 bool hh__owner_process(void) { return (pid_t)syscall(SYS_getpid) == owner_pid; }
 
+/* libpreloaded_heaptrack.so (the one library with a default recorder)
+ * serves glibc's malloc whatever HEAPHOOK_ALLOCATOR says, as tier4's
+ * drop-in tracer did; until 2026-11-28 it ignored the variable without a
+ * word, and HEAPHOOK_ALLOCATOR=tlsf traced glibc's malloc. */
+static void say_allocator_ignored(void) {
+  const char *name = hh__env_get("HEAPHOOK_ALLOCATOR");
+  if (hh__default_record == NULL || name == NULL || *name == '\0' || strcmp(name, "libc") == 0) return;
+  hh__log(
+      "HEAPHOOK_ALLOCATOR=%s is ignored: libpreloaded_heaptrack.so traces glibc's malloc (to trace another "
+      "allocator, preload libheaphook.so with HEAPHOOK_ALLOCATOR and HEAPHOOK_RECORD=trace)",
+      name);
+}
+
 static void start_up(void) {
   const hh_allocator *a;
   if (test_setup)
@@ -301,6 +314,7 @@ static void start_up(void) {
   hh__rt.foreign_bare = own != NULL;
   check_allocator(a);
   read_options();
+  if (!test_setup) say_allocator_ignored();
   long page = sysconf(_SC_PAGESIZE);
   hh__rt.page = page > 0 ? (size_t)page : 4096;
   hh__glibc_resolve();

@@ -187,6 +187,22 @@ two_heaphooks() {
 }
 two_heaphooks two_heaptrack_second "$heaphook $heaptrack" "heaphook: $heaptrack $two, $heaphook, $hint" no
 two_heaphooks two_heaptrack_first "$heaptrack:$heaphook" "heaphook: $heaphook $two, $heaptrack, $hint" yes
+# libpreloaded_heaptrack.so serves glibc's malloc whatever
+# HEAPHOOK_ALLOCATOR says, and says so (until 2026-11-28 without a word:
+# HEAPHOOK_ALLOCATOR=tlsf traced glibc's malloc); libc, as unset, says nothing.
+ignored="heaphook: HEAPHOOK_ALLOCATOR=tlsf is ignored: libpreloaded_heaptrack.so traces glibc's malloc (to trace another allocator, preload libheaphook.so with HEAPHOOK_ALLOCATOR and HEAPHOOK_RECORD=trace)"
+for alloc in tlsf libc; do
+  mkdir -p "$work/heaptrack_$alloc"
+  (cd "$work/heaptrack_$alloc" && env -u HEAPHOOK_RECORD -u HEAPHOOK_STATS -u HEAPHOOK_LOG -u HEAPHOOK_OUTPUT \
+    LD_PRELOAD="$heaptrack" HEAPHOOK_ALLOCATOR=$alloc ls / >out 2>err)
+  rc=$?
+  want=$([ $alloc = tlsf ] && echo "$ignored")
+  if [ $rc = 0 ] && [ "$(cat "$work/heaptrack_$alloc/err")" = "$want" ] && ls "$work/heaptrack_$alloc"/heaplog.*.hhtrace >/dev/null 2>&1; then
+    ok "heaptrack_$alloc: says ${want:-nothing}, traces"
+  else
+    fail "heaptrack_$alloc: status $rc; stderr: $(cat "$work/heaptrack_$alloc/err") (want: $want)"
+  fi
+done
 # The one that serves finds the program's allocator past the other (until
 # 2026-11-28 its search stopped at the other heaphook library, glibc
 # served, and the block of the allocator's own entry point, freed, ended
