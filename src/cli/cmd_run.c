@@ -52,6 +52,10 @@ static const char usage[] =
     "\n"
     "environment: HEAPHOOK_LIBRARY overrides the tracer library (default: libheaphook.so\n"
     "next to this program's directory, ../libheaphook.so, or installed, ../lib/libheaphook.so).\n"
+    "Where LD_PRELOAD already has a heaphook library serve the program (libpreloaded_tlsf.so,\n"
+    "libheaphook.so, a plug-in's), none is added: that library traces it, on its allocator\n"
+    "and with its variables (HEAPHOOK_STATS), as it runs without run; HEAPHOOK_LIBRARY is\n"
+    "not used then. heaphook itself runs on glibc's malloc and reports nothing of its own.\n"
     "HEAPHOOK_OUTPUT, HEAPHOOK_TRACE_SAMPLE and HEAPHOOK_TRACE_STACKS=0 are the defaults of\n"
     "-o, --sample and --no-stacks (the options win); the tracer's other variables\n"
     "(HEAPHOOK_TRACE_CHILDREN, ...) reach the program as they are. A bad value of any of\n"
@@ -262,12 +266,26 @@ int hh_cmd_run(int argc, char **argv) {
    * environment (where "-o" was said) or run's default name */
   const char *output_from = output_given ? "-o " : output ? "HEAPHOOK_OUTPUT=" : "";
 
-  char real[PATH_MAX], lib[PATH_MAX], why[PATH_MAX + 128];
-  if (hh_run_find_library(real, sizeof real, why, sizeof why) != 0) {
+  /* A heaphook library that LD_PRELOAD already has serve the program
+   * (libpreloaded_tlsf.so exported for a ROS 2 node) traces it, on its own
+   * allocator: libheaphook.so put ahead of it served glibc's malloc, and it
+   * said it did nothing. HEAPHOOK_LIBRARY names the library run adds, so
+   * it is not used then. */
+  char real[PATH_MAX], lib[PATH_MAX], why[PATH_MAX + 128], preloaded[PATH_MAX];
+  bool through = hh_run_preloaded_heaphook(preloaded, sizeof preloaded);
+  if (through) {
+    const char *env = getenv("HEAPHOOK_LIBRARY");
+    char a[PATH_MAX], b[PATH_MAX], env_buf[PATH_MAX], pre_buf[PATH_MAX];
+    if (env && *env && (!realpath(env, a) || !realpath(preloaded, b) || strcmp(a, b) != 0))
+      hh_cli_error("run",
+                   "HEAPHOOK_LIBRARY=%s is not used: LD_PRELOAD has a heaphook library serve the program",
+                   hh_text_safe(env, env_buf, sizeof env_buf));
+    hh_cli_error("run", "the program runs on LD_PRELOAD's %s, which traces it (on its allocator)",
+                 hh_text_safe(preloaded, pre_buf, sizeof pre_buf));
+  } else if (hh_run_find_library(real, sizeof real, why, sizeof why) != 0) {
     hh_cli_error("run", "%s", why);
     return HH_EXIT_FAIL;
-  }
-  if (hh_run_preload_path(real, lib, sizeof lib, why, sizeof why) != 0) {
+  } else if (hh_run_preload_path(real, lib, sizeof lib, why, sizeof why) != 0) {
     hh_cli_error(
         "run", "the tracer library %s has a space or a colon in its path, where LD_PRELOAD is split, and %s",
         real, why);
@@ -378,12 +396,14 @@ int hh_cmd_run(int argc, char **argv) {
     hh_run_signals_child();
     const char *pre = getenv("LD_PRELOAD");
     char *preload = NULL;
-    if (pre && *pre) {
+    if (through) {
+      /* (LD_PRELOAD as it is) */
+    } else if (pre && *pre) {
       if (asprintf(&preload, "%s:%s", lib, pre) < 0) _exit(127);
     } else {
       preload = lib;
     }
-    setenv("LD_PRELOAD", preload, 1);
+    if (preload) setenv("LD_PRELOAD", preload, 1);
     setenv("HEAPHOOK_RECORD", "trace", 1);
     setenv("HEAPHOOK_OUTPUT", pattern, 1);
     if (sample)

@@ -21,6 +21,15 @@
 #include "cli.h"
 #include "side_thread.h"
 
+/* Exported (src/cli/CMakeLists.txt): a heaphook library preloaded into
+ * this process, as LD_PRELOAD=libpreloaded_tlsf.so exported for a node
+ * makes it, serves it glibc's malloc and records and reports nothing
+ * (hook/runtime.h, hh__untraced_process). The command ran on the library's
+ * allocator, traced itself under HEAPHOOK_RECORD=trace, and printed its own
+ * HEAPHOOK_STATS report at exit, which `heaphook run` showed next to the
+ * program's summary as if it were the program's. */
+__attribute__((visibility("default"), used)) const char hh_untraced_process[] = "the heaphook command";
+
 typedef struct command {
   const char *name, *summary;
   int (*run)(int argc, char **argv);

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "run_library.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -25,6 +26,20 @@ static bool shared_object(const char *path) {
   bool ok = fread(h, 1, sizeof h, f) == sizeof h && memcmp(h, "\177ELF", 4) == 0 && h[16] == 3 && h[17] == 0;
   fclose(f); /* (e_type ET_DYN, little-endian) */
   return ok;
+}
+
+bool hh_run_preloaded_heaphook(char *out, size_t size) {
+  const char *pre = getenv("LD_PRELOAD");
+  if (!pre || !*pre) return false;
+  /* Every heaphook library exports hh_allocator_of beside its malloc
+   * family; this program defines neither. */
+  void *m = dlsym(RTLD_DEFAULT, "malloc"), *of = dlsym(RTLD_DEFAULT, "hh_allocator_of");
+  Dl_info at_m, at_of;
+  if (!m || !of || !dladdr(m, &at_m) || !dladdr(of, &at_of) || at_m.dli_fbase != at_of.dli_fbase ||
+      !at_m.dli_fname || !*at_m.dli_fname)
+    return false;
+  snprintf(out, size, "%s", at_m.dli_fname);
+  return true;
 }
 
 int hh_run_find_library(char *out, size_t size, char *why, size_t why_size) {

@@ -3,7 +3,18 @@
 #ifndef HH_CLI_RUN_LIBRARY_H
 #define HH_CLI_RUN_LIBRARY_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+/* The heaphook library that LD_PRELOAD already has serve the program's
+ * malloc (libpreloaded_tlsf.so exported for a node, libheaphook.so, a
+ * plug-in's library), as this process has it: the loader preloaded the
+ * same list here, with the same search path, so the malloc this process
+ * finds first is the one the program will. true with its path in out;
+ * false when LD_PRELOAD has none, or has another malloc ahead of it
+ * (jemalloc: the program's own allocator, which libheaphook.so put ahead
+ * of it finds). */
+bool hh_run_preloaded_heaphook(char *out, size_t size);
 
 /* The library's real path: $HEAPHOOK_LIBRARY, else ../libheaphook.so next
  * to this executable. 0, or -1 with the reason in why (missing,

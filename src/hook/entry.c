@@ -509,7 +509,7 @@ static void say_malloc_is_elsewhere(void *def) {
 __attribute__((constructor)) static void hh_preload_start(void) {
   void *def = dlsym(RTLD_DEFAULT, "malloc");
   if (def != (void *)hh__own_malloc) {
-    say_malloc_is_elsewhere(def);
+    if (!hh__untraced_process()) say_malloc_is_elsewhere(def);
     return;
   }
   hh__start();

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* strerrordesc_np */
 #include "runtime.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include "alloc/libc/libc_allocator.h"
 #include "alloc/next/next_allocator.h"
 #include "base/backoff.h"
+#include "base/dl_quiet.h"
 #include "base/env.h"
 #include "base/glibc.h"
 #include "base/handlers.h"
@@ -280,6 +282,9 @@ static void owner_is_child(void) { owner_pid = (pid_t)syscall(SYS_getpid); }
 
 bool hh__owner_process(void) { return (pid_t)syscall(SYS_getpid) == owner_pid; }
 
+/* The heaphook command's own process (runtime.h). */
+bool hh__untraced_process(void) { return hh__dlsym_quiet(RTLD_DEFAULT, "hh_untraced_process") != NULL; }
+
 /* libpreloaded_heaptrack.so (the one library with a default recorder)
  * serves glibc's malloc whatever HEAPHOOK_ALLOCATOR says, as tier4's
  * drop-in tracer did; until 2026-11-28 it ignored the variable without a
@@ -295,8 +300,17 @@ static void say_allocator_ignored(void) {
 
 static void start_up(void) {
   const hh_allocator *a;
+  /* The heaphook command run under a preloaded heaphook library (LD_PRELOAD
+   * exported for a node, then `heaphook run`): glibc's malloc, nothing
+   * recorded, no report, no log opened, no variable read. It ran on the
+   * library's allocator (a pre-faulted TLSF pool, a plug-in), traced itself
+   * under HEAPHOOK_RECORD, and printed HEAPHOOK_STATS's report at its exit,
+   * which read as the program's. */
+  bool untraced = !test_setup && hh__untraced_process();
   if (test_setup)
     a = test_allocator;
+  else if (untraced)
+    a = hh__libc_allocator_get();
   else if (hh__select_allocator != NULL)
     a = hh__select_allocator();
   else
@@ -313,20 +327,20 @@ static void start_up(void) {
   }
   hh__rt.foreign_bare = own != NULL;
   check_allocator(a);
-  read_options();
-  if (!test_setup) say_allocator_ignored();
+  if (!untraced) read_options();
+  if (!test_setup && !untraced) say_allocator_ignored();
   long page = sysconf(_SC_PAGESIZE);
   hh__rt.page = page > 0 ? (size_t)page : 4096;
   hh__glibc_resolve();
   if (a->init != NULL && a->init() != 0) hh__die("allocator '%s' failed to start", a->name);
   hh__rt.alloc = a;
-  const char *record = test_setup ? test_record : hh__env_get("HEAPHOOK_RECORD");
-  if (!test_setup && record == NULL && hh__default_record != NULL) record = hh__default_record;
+  const char *record = test_setup ? test_record : untraced ? NULL : hh__env_get("HEAPHOOK_RECORD");
+  if (!test_setup && !untraced && record == NULL && hh__default_record != NULL) record = hh__default_record;
   place_recorders(record);
   hh__fork_gate_register(); /* (after the allocator's and the recorders' fork handlers) */
   owner_pid = (pid_t)syscall(SYS_getpid);
   hh__atfork(NULL, NULL, owner_is_child);
-  keep_stderr();
+  if (!untraced) keep_stderr();
   atomic_store(&hh__recording, hh__rt.n_recorders > 0);
 }
 

@@ -106,6 +106,13 @@ extern atomic_bool hh__recording;
  * the hook, not READY yet, took for a foreign one: found by review). */
 bool hh__straight_to_own(void);
 
+/* True in the heaphook command's own process, which exports
+ * hh_untraced_process (src/cli/main.c): the hook serves it glibc's malloc,
+ * records nothing and reports nothing, whatever the variables say, so that
+ * `heaphook run` under a preloaded heaphook library leaves the library and
+ * its variables to the program. */
+bool hh__untraced_process(void);
+
 /* Starts the hook if nobody has; true when it is READY. False when start-up
  * is under way (in this thread or another) or cannot happen yet (environ is
  * not set up): the caller then uses the bootstrap arena. */

@@ -958,6 +958,78 @@ PY
     expect_rc 0 $? "report of a real trace under 1 MiB"
     [ -s err ] && fail "report of a real trace under 1 MiB: $(cat err)"
     ;;
+  run_preloaded)
+    # A heaphook library already in LD_PRELOAD (ROS 2 users export
+    # libpreloaded_tlsf.so, then run `heaphook run`) traces the program on
+    # its allocator. Before, run put libheaphook.so ahead of it: the program
+    # ran on glibc's malloc, the library said it did nothing, and heaphook's
+    # own process, on the preloaded TLSF, printed its HEAPHOOK_STATS report
+    # after the summary, as if it were the program's (and under
+    # libpreloaded_heaptrack.so wrote a trace of itself).
+    probe=$5 simple=$6 lib=$(cd "$(dirname "$hh")/.." && pwd)
+    summary="heaphook: 2 allocations, 1 free, 0 reallocs; 4.1 KiB allocated in all"
+    for c in tlsf heaphook original heaptrack simple; do
+      rm -f heaplog.* t.hhtrace
+      alloc=
+      case $c in
+        tlsf) pre=$lib/libpreloaded_tlsf.so want=tlsf report="tlsf allocator (" ;;
+        heaphook) pre=$lib/libheaphook.so alloc=tlsf want=tlsf report="tlsf allocator (" ;;
+        original) pre=$lib/liboriginal_allocator.so want=libc report="heaphook: libc allocator (" ;;
+        heaptrack) pre=$lib/libpreloaded_heaptrack.so want=libc report="heaphook: libc allocator (" ;;
+        simple) pre=$simple want=simple report= ;;
+      esac
+      LD_PRELOAD=$pre HEAPHOOK_ALLOCATOR=$alloc HEAPHOOK_STATS=1 "$hh" run -o t.hhtrace -- "$probe" owner 100 >out 2>err
+      expect_rc 0 $? "$c: run"
+      [ "$(cat out)" = "$want" ] || fail "$c: the program ran on '$(cat out)', want $want"
+      expect_line err "heaphook run: the program runs on LD_PRELOAD's $pre, which traces it (on its allocator)"
+      expect_line err "$summary"
+      grep -q "does nothing" err && fail "$c: a library did nothing: $(cat err)"
+      # one allocator report, the program's, before the summary (the
+      # command's came after it)
+      [ "$(grep -c "allocator (" err)" = "$([ -n "$report" ] && echo 1 || echo 0)" ] || fail "$c: reports: $(cat err)"
+      [ -z "$report" ] || [ "$(grep -n -F "$report" err | cut -d: -f1)" -lt "$(grep -n -xF "$summary" err | cut -d: -f1)" ] ||
+        fail "$c: the report is not before the summary: $(cat err)"
+      tail -1 err | grep -q "^heaphook: trace t.hhtrace (" || fail "$c: the last line is not the trace's: $(cat err)"
+      ls heaplog.* >/dev/null 2>&1 && fail "$c: the command traced itself: $(ls heaplog.*)"
+      "$hh" dump t.hhtrace >dump 2>derr
+      expect_rc 0 $? "$c: dump"
+      [ -s derr ] && fail "$c: dump warned: $(cat derr)"
+      [ "$(grep -c '^alloc ' dump) $(grep -c '^free ' dump) $(grep -c '^end ' dump)" = "2 1 1" ] || fail "$c: the trace: $(cat dump)"
+    done
+    # libpreloaded_heaptrack.so ignored HEAPHOOK_ALLOCATOR without a word
+    LD_PRELOAD=$lib/libpreloaded_heaptrack.so HEAPHOOK_ALLOCATOR=tlsf "$hh" run -o t.hhtrace -- "$probe" owner 100 >out 2>err
+    expect_rc 0 $? "heaptrack with HEAPHOOK_ALLOCATOR=tlsf"
+    [ "$(cat out)" = libc ] || fail "heaptrack with HEAPHOOK_ALLOCATOR=tlsf ran on $(cat out)"
+    [ "$(grep -cxF "heaphook: HEAPHOOK_ALLOCATOR=tlsf is ignored: libpreloaded_heaptrack.so traces glibc's malloc (to trace another allocator, preload libheaphook.so with HEAPHOOK_ALLOCATOR and HEAPHOOK_RECORD=trace)" err)" = 1 ] ||
+      fail "heaptrack with HEAPHOOK_ALLOCATOR=tlsf: want the line once: $(cat err)"
+    # an exec'd program inherits LD_PRELOAD as it was: it too runs on TLSF
+    LD_PRELOAD=$lib/libpreloaded_tlsf.so "$hh" run -o t.hhtrace -- env "$probe" owner 100 >out 2>err
+    expect_rc 0 $? "through env"
+    [ "$(cat out)" = tlsf ] || fail "the exec'd program ran on '$(cat out)': $(cat err)"
+    expect_line err "$summary"
+    # HEAPHOOK_LIBRARY names the library run adds; it adds none here
+    HEAPHOOK_LIBRARY=$lib/libheaphook.so LD_PRELOAD=$lib/libpreloaded_tlsf.so "$hh" run -o t.hhtrace -- "$probe" owner 100 >out 2>err
+    [ "$(cat out)" = tlsf ] || fail "HEAPHOOK_LIBRARY: the program ran on '$(cat out)'"
+    expect_line err "heaphook run: HEAPHOOK_LIBRARY=$lib/libheaphook.so is not used: LD_PRELOAD has a heaphook library serve the program"
+    # HEAPHOOK_LOG with %p: the program's log only (the command made one too)
+    LD_PRELOAD=$lib/libpreloaded_tlsf.so HEAPHOOK_STATS=1 HEAPHOOK_LOG="$work/log.%p" "$hh" run -o t.hhtrace -- "$probe" owner 100 >out 2>err
+    expect_rc 0 $? "HEAPHOOK_LOG run"
+    [ "$(ls log.* | wc -l)" = 1 ] && grep -q "^tlsf allocator (" log.* || fail "HEAPHOOK_LOG: want the program's log alone: $(ls log.*)"
+    # the other commands report nothing of their own either
+    LD_PRELOAD=$lib/libpreloaded_tlsf.so HEAPHOOK_STATS=1 HEAPHOOK_RECORD=counts "$hh" report t.hhtrace >out 2>err
+    expect_rc 0 $? "report under libpreloaded_tlsf.so"
+    [ -s err ] && fail "report under libpreloaded_tlsf.so said: $(cat err)"
+    # an allocator of the program's own in LD_PRELOAD (README): run puts
+    # libheaphook.so ahead of it, which finds it, as before
+    jemalloc=$(ldconfig -p 2>/dev/null | sed -n 's/^[[:space:]]*libjemalloc.so.2 .*=> //p' | head -1)
+    if [ -n "$jemalloc" ]; then
+      LD_PRELOAD=$jemalloc HEAPHOOK_STATS=1 "$hh" run -o t.hhtrace -- "$probe" owner 100 >out 2>err
+      expect_rc 0 $? "jemalloc"
+      [ "$(cat out)" = libjemalloc.so.2 ] || fail "jemalloc: the program ran on '$(cat out)'"
+      expect_line err "heaphook: the program's own allocator (libjemalloc.so.2, found after heaphook)"
+      grep -q "runs on LD_PRELOAD's" err && fail "jemalloc: $(cat err)"
+    fi
+    ;;
   *)
     echo "unknown case $case_name" >&2
     exit 2
