@@ -314,11 +314,17 @@ static bool take_stop(void) {
   return atomic_compare_exchange_strong(&stop_thread, &none, gettid());
 }
 
-static void run_stop(void) {
+/* stdio: whether stdio's list lock is held meanwhile (exit's stop, above).
+ * Not at _exit's: it holds a second exiting thread back by itself
+ * (hh__stop_before_end), and _exit is the end a signal handler or a
+ * program holding a stream's lock may call (async-signal-safe): a thread
+ * in fflush(NULL) holds the list lock while it waits for that stream's,
+ * and the end waited for it for good (trace.thread_ends, _exit_stdio). */
+static void run_stop(bool stdio) {
   hh__fork_gate_close();
-  _IO_list_lock();
+  if (stdio) _IO_list_lock();
   hh__shutdown();
-  _IO_list_unlock();
+  if (stdio) _IO_list_unlock();
   atomic_store(&stop_done, true);
   hh__fork_gate_open();
 }
@@ -331,7 +337,7 @@ static void stop_after_destructors(void *arg) {
   if (!hh__owner_process())
     hh__shutdown();
   else if (take_stop())
-    run_stop();
+    run_stop(true);
 }
 
 /* The handler after the stop: a thread that takes it while another runs
@@ -364,7 +370,7 @@ static void wait_for_stop(void *arg) {
 void hh__stop_before_end(void) {
   if (atomic_load(&hh__state) != HH_READY || !hh__owner_process()) return;
   if (take_stop())
-    run_stop();
+    run_stop(false);
   else
     wait_for_stop_done();
 }

@@ -510,6 +510,13 @@ PY
       # _exit in one or both (exit__exit, _exit_both) both finished the
       # trace, and every event was in it twice; now the second waits for
       # the first (src/record/trace/recorder.c, trace_stop).
+      # _exit while a thread waits in fflush(NULL), holding stdio's list
+      # lock, for a stream this thread holds: heaphook's end at _exit took
+      # the list lock, as exit's does, and the process hung for good.
+      # shellcheck disable=SC2086
+      run_te _exit_stdio 5 $env
+      [ -n "${env##*SAMPLE*}" ] && [ "$(site_counts "$te_trace" in_main)" != 1000 ] &&
+        fail "_exit_stdio: allocations of in_main(): $(site_counts "$te_trace" in_main)"
       for how in exit_both exit_return exit__exit _exit_both; do
         for i in 1 2 3 4 5; do
           # shellcheck disable=SC2086

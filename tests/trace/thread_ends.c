@@ -29,12 +29,22 @@
  *   exit__exit    the same, but the thread calls _exit(5)
  *   _exit_both    the same, but both call _exit(5) (these two finished the
  *                 trace in both threads: every event was in it twice)
+ *   _exit_stdio   main allocates 1,000 times (in_main()) and holds stdout's
+ *                 lock (flockfile) while a thread's fflush(NULL) waits for
+ *                 it holding stdio's list lock (as where a signal handler
+ *                 calls _exit in a printf); then _exit(5). _exit takes no
+ *                 stdio lock: heaphook's end at _exit waited for the list
+ *                 lock for good
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 __attribute__((noinline)) static void in_main(void) {
@@ -88,6 +98,32 @@ static void exit_handler(void) {
   printf("exit handler: SIGTERM %s\n", sigismember(&now, SIGTERM) ? "blocked" : "not blocked");
 }
 
+static atomic_int flusher_tid;
+static atomic_int flush_now;
+
+static void *flusher_main(void *arg) {
+  (void)arg;
+  atomic_store(&flusher_tid, (int)syscall(SYS_gettid));
+  while (!atomic_load(&flush_now)) sched_yield();
+  fflush(NULL); /* stdio's list lock, then each stream's lock */
+  return NULL;
+}
+
+/* Until thread tid waits in the kernel for a lock (futex, as its
+ * /proc/self/task/TID/syscall says). */
+static void wait_in_futex(int tid) {
+  char path[64], line[32], futex[16];
+  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+  int len = snprintf(futex, sizeof futex, "%d ", (int)SYS_futex);
+  for (;;) {
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, line, sizeof line - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n > 0 && strncmp(line, futex, (size_t)len) == 0) return;
+    sched_yield();
+  }
+}
+
 int main(int argc, char **argv) {
   const char *how = argc == 2 ? argv[1] : "";
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -132,13 +168,24 @@ int main(int argc, char **argv) {
     if (strcmp(how, "_exit_both") == 0) _exit(5);
     exit(5);
   }
+  if (strcmp(how, "_exit_stdio") == 0) {
+    in_main();
+    pthread_t t;
+    pthread_create(&t, NULL, flusher_main, NULL);
+    while (atomic_load(&flusher_tid) == 0) sched_yield();
+    flockfile(stdout);
+    atomic_store(&flush_now, 1);
+    wait_in_futex(atomic_load(&flusher_tid));
+    _exit(5);
+  }
   if (strcmp(how, "quick_exit") == 0) {
     at_quick_exit(quick_handler);
     in_main();
     quick_exit(4);
   }
-  fprintf(stderr,
-          "usage: thread_ends "
-          "pthread_exit|cancel|exit_race|quick_exit|exit_both|exit_return|exit__exit|_exit_both\n");
+  fprintf(
+      stderr,
+      "usage: thread_ends "
+      "pthread_exit|cancel|exit_race|quick_exit|exit_both|exit_return|exit__exit|_exit_both|_exit_stdio\n");
   return 2;
 }
