@@ -329,15 +329,23 @@ static void run_stop(bool stdio) {
   hh__fork_gate_open();
 }
 
+/* stop_after_destructors is off the handler list (an exit() took it), in
+ * this process and in a child forked from now on; and, in such a child
+ * forked while the stop ran, that its exit's wait_for_stop runs the stop
+ * (stop_at_child). */
+static atomic_bool stop_handler_taken, stop_left_to_wait;
+
 static void stop_after_destructors(void *arg) {
   (void)arg;
   /* A vfork child that calls exit() runs this in its parent's memory: the
    * stop stays the parent's to take, at its _exit (hh__shutdown says so;
    * trace.vfork_exit). */
-  if (!hh__owner_process())
+  if (!hh__owner_process()) {
     hh__shutdown();
-  else if (take_stop())
-    run_stop(true);
+    return;
+  }
+  atomic_store(&stop_handler_taken, true);
+  if (take_stop()) run_stop(true);
 }
 
 /* The handler after the stop: a thread that takes it while another runs
@@ -350,9 +358,18 @@ static void wait_for_stop_done(void) {
   for (int i = 0; i < 10000 && !atomic_load(&stop_done); i++) nanosleep(&ms, NULL);
 }
 
+/* Runs the stop in a child forked while its parent's exit ran it, whose
+ * list has lost stop_after_destructors (stop_at_child). Nowhere else: a
+ * thread that took the stop here, in the instant between another's pop
+ * of stop_after_destructors and its take, would leave that one to end the
+ * process before the list lock was held. */
 static void wait_for_stop(void *arg) {
   (void)arg;
-  if (atomic_load(&stop_registered) && hh__owner_process()) wait_for_stop_done();
+  if (!atomic_load(&stop_registered) || !hh__owner_process()) return;
+  if (atomic_load(&stop_left_to_wait) && take_stop())
+    run_stop(true);
+  else
+    wait_for_stop_done();
 }
 
 /* Before _exit, _Exit, quick_exit and daemon's parent end the process
@@ -376,12 +393,19 @@ void hh__stop_before_end(void) {
 }
 
 /* A child forked while the stop ran in its parent (a fork already past the
- * gate when the stop closed it) inherits the handler list with the stop
- * taken: nothing would end its wait, and its exit() slept 10 s (found by
- * review: a third of 100 runs of threads that fork and exit while main
- * exits). */
+ * gate when the stop closed it) records on, and its stop is its own to
+ * take: it inherited the stop as taken, and nothing would end its wait
+ * (its exit() slept 10 s: found by review, a third of 100 runs of threads
+ * that fork and exit while main exits); then its _exit ran no stop at
+ * all, its trace had no END and its reports were lost, until late on
+ * 2026-11-28 (trace.fork_exit, child). Its exit() runs the stop in
+ * wait_for_stop where its parent's exit had taken stop_after_destructors
+ * off the list (trace.fork_exit, child_exit). A fork after the stop is
+ * done leaves it done. */
 static void stop_at_child(void) {
-  if (atomic_load(&stop_thread) != 0) atomic_store(&stop_done, true);
+  if (atomic_load(&stop_done)) return;
+  atomic_store(&stop_thread, 0);
+  atomic_store(&stop_left_to_wait, atomic_load(&stop_handler_taken));
 }
 
 /* Registers stop_after_destructors once the hook is ready, wait_for_stop

@@ -1184,6 +1184,33 @@ PY
     [ "$st" = 137 ] && fail "signal: hung (killed after 30 s)"
     [ "$st" = 7 ] || fail "signal: exit status $st, not 7: $(cat err)"
     grep -q 'the program ended in a signal handler that interrupted the tracer' err || fail "signal: stderr: $(cat err)"
+    # A child forked while its parent's stop at exit waits for that fork
+    # (fork_exit.c, child) ends by _exit(0), or by exit(0) (child_exit):
+    # it finishes its own trace and prints its own report, as any forked
+    # child. It inherited the stop as taken: its _exit did neither, and its
+    # exit, whose list had lost the stop's handler, neither (a trace
+    # without END, no report).
+    for how in child child_exit; do
+      rm -f "$dir"/c.*.hhtrace "$dir"/cl.*
+      st=0
+      timeout -s KILL 60 env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace,usage HEAPHOOK_LOG="$dir/cl.%p" \
+        HEAPHOOK_OUTPUT="$dir/c.%p.hhtrace" "$HH_FORK_EXIT" $how >out 2>err || st=$?
+      [ "$st" = 0 ] || fail "$how: exit status $st, not 0: $(cat err)"
+      [ -s err ] && fail "$how: stderr: $(cat err)"
+      n=0
+      for t in "$dir"/c.*.hhtrace; do
+        dump "$t" c.txt
+        status_ok c.txt
+        n=$((n + 1))
+      done
+      [ $n = 2 ] || fail "$how: $n traces, not 2 (the parent's and its child's)"
+      n=0
+      for l in "$dir"/cl.*; do
+        [ "$(grep -c '^heaphook: heap usage (pid [0-9]*): ' "$l")" = 1 ] || fail "$how: $l: $(cat "$l")"
+        n=$((n + 1))
+      done
+      [ $n = 2 ] || fail "$how: $n reports, not 2 (the parent's and its child's)"
+    done
     ;;
   dl_reuse)
     # Two plugins of the same layout loaded in turn where the other was
