@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cancel.h"
 #include "base/dl_quiet.h"
 #include "base/env.h"
 #include "base/glibc.h"
@@ -321,12 +322,17 @@ static bool take_stop(void) {
  * in fflush(NULL) holds the list lock while it waits for that stream's,
  * and the end waited for it for good (trace.thread_ends, _exit_stdio). */
 static void run_stop(bool stdio) {
+  /* (not cancelled part-way, base/cancel.h: a thread with a cancel pending
+   * ended in the reports' write, the stop taken, the gate closed and the
+   * list lock held; a cancel pending is acted on after, as glibc would) */
+  int cancel = hh__cancel_off();
   hh__fork_gate_close();
   if (stdio) _IO_list_lock();
   hh__shutdown();
   if (stdio) _IO_list_unlock();
   atomic_store(&stop_done, true);
   hh__fork_gate_open();
+  hh__cancel_restore(cancel);
 }
 
 /* stop_after_destructors is off the handler list (an exit() took it), in
@@ -386,6 +392,12 @@ static void wait_for_stop(void *arg) {
  * interrupted the stop) it ends the process as before. */
 void hh__stop_before_end(void) {
   if (atomic_load(&hh__state) != HH_READY || !hh__owner_process()) return;
+  /* _exit is no cancellation point, and the stop's writes and the wait's
+   * sleep are: a thread with a cancel pending ended there, and its _exit
+   * ended no process (preload.reports_at_end, cancelled). Not turned back
+   * on: the process ends. (Not in a vfork child: the state is its
+   * parent's thread's.) */
+  hh__cancel_off();
   if (take_stop())
     run_stop(false);
   else

@@ -33,7 +33,10 @@
  *                   can: return, exit, _exit, _Exit, quick_exit, abort,
  *                   vfork (a vfork child calls _exit(0), then main returns),
  *                   thread (another thread calls _exit(0) while main
- *                   waits) */
+ *                   waits), cancelled and cancelled_exit (another thread
+ *                   with a cancel pending, pthread_cancel'd by main, which
+ *                   joins it, calls _exit(0) or exit(0); status 5 where
+ *                   the join returns) */
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -65,6 +68,13 @@ static void *thread_exit(void *arg) {
   _exit(0);
 }
 
+static void *thread_exit_cancel_pending(void *how) {
+  while (!atomic_load(&cancel_sent)) {
+  }
+  if (strcmp(how, "cancelled_exit") == 0) exit(0);
+  _exit(0);
+}
+
 /* Ends the process by how (see "end" above); returns when how is "return"
  * or a vfork child's _exit was waited for. */
 static int end_by(const char *how) {
@@ -83,6 +93,14 @@ static int end_by(const char *how) {
     pthread_t t;
     if (pthread_create(&t, NULL, thread_exit, NULL) != 0) return 4;
     for (;;) pause();
+  }
+  if (strcmp(how, "cancelled") == 0 || strcmp(how, "cancelled_exit") == 0) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread_exit_cancel_pending, (void *)how) != 0) return 4;
+    pthread_cancel(t);
+    atomic_store(&cancel_sent, 1);
+    pthread_join(t, NULL);
+    return 5;
   }
   return 0;
 }

@@ -61,6 +61,24 @@ else
   fail "usage: a thread's _exit: status $(cat "$work/rc.thread"), stderr: $(head -c 300 "$work/err.thread")"
 fi
 
+# Another thread with a cancel pending (pthread_cancel'd, deferred) ends
+# the process by _exit, or by exit with nothing for stdio to write: one
+# report, status 0, as without heaphook. The report's write is a
+# cancellation point: the thread was cancelled there, and _exit ended no
+# process (main's join returned: status 5, after the 10 s wait for a stop
+# that never ended), exit hung for good with stdio's list lock held.
+for how in cancelled cancelled_exit; do
+  timeout -s KILL 60 env -u HEAPHOOK_ALLOCATOR -u HEAPHOOK_STATS -u HEAPHOOK_LOG HEAPHOOK_RECORD=usage \
+    LD_PRELOAD="$heaphook" "$probe" end 10 "$how" >"$work/out" 2>"$work/err"
+  rc=$?
+  if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
+    grep -q '^heaphook: heap usage (pid [0-9]*): peak 10000 bytes; ' "$work/err"; then
+    ok "usage: $how: a thread's end with a cancel pending: one report"
+  else
+    fail "usage: $how: status $rc, stderr: $(head -c 300 "$work/err")"
+  fi
+done
+
 # abort: the program fails with SIGABRT as without heaphook, and no report.
 reports "$heaphook" abort HEAPHOOK_RECORD=usage,counts
 if [ "$(cat "$work/rc.abort")" = 134 ] && [ ! -s "$work/err.abort" ]; then
