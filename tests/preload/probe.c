@@ -36,11 +36,15 @@
  *                   waits), cancelled and cancelled_exit (another thread
  *                   with a cancel pending, pthread_cancel'd by main, which
  *                   joins it, calls _exit(0) or exit(0); status 5 where
- *                   the join returns) */
+ *                   the join returns), crash_handler (a write past
+ *                   malloc(8000)'s end over the free block after it,
+ *                   then a SIGSEGV whose handler calls _exit(0)) */
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +69,14 @@ static void *malloc_with_cancel_pending(void *bytes) {
 
 static void *thread_exit(void *arg) {
   (void)arg;
+  _exit(0);
+}
+
+static volatile uintptr_t nowhere;
+static volatile size_t past_end = 64;
+
+static void exit_in_handler(int sig) {
+  (void)sig;
   _exit(0);
 }
 
@@ -93,6 +105,17 @@ static int end_by(const char *how) {
     pthread_t t;
     if (pthread_create(&t, NULL, thread_exit, NULL) != 0) return 4;
     for (;;) pause();
+  }
+  if (strcmp(how, "crash_handler") == 0) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = exit_in_handler;
+    sigaction(SIGSEGV, &sa, NULL);
+    char *p = malloc(8000);
+    if (p == NULL) return 4;
+    memset(p, 0x41, malloc_usable_size(p) + past_end);
+    *(volatile int *)nowhere = 1;
+    return 4;
   }
   if (strcmp(how, "cancelled") == 0 || strcmp(how, "cancelled_exit") == 0) {
     pthread_t t;

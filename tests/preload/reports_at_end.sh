@@ -79,6 +79,17 @@ for how in cancelled cancelled_exit; do
   fi
 done
 
+# A crash handler's _exit on a damaged heap (a write past a block's end
+# over the free block after it, then SIGSEGV): status 0, as without
+# heaphook, and HEAPHOOK_STATS's report. The report followed the damaged
+# free list's link and faulted, SIGSEGV blocked in the handler: status 139.
+reports "$tlsf" crash_handler HEAPHOOK_STATS=1 INITIAL_MEMPOOL_SIZE=1M
+if [ "$(cat "$work/rc.crash_handler")" = 0 ] && grep -q '^tlsf allocator' "$work/err.crash_handler"; then
+  ok "HEAPHOOK_STATS, tlsf: a crash handler's _exit on a damaged heap: status 0, the report"
+else
+  fail "HEAPHOOK_STATS, tlsf: crash_handler: status $(cat "$work/rc.crash_handler"), stderr: $(head -c 300 "$work/err.crash_handler")"
+fi
+
 # abort: the program fails with SIGABRT as without heaphook, and no report.
 reports "$heaphook" abort HEAPHOOK_RECORD=usage,counts
 if [ "$(cat "$work/rc.abort")" = 134 ] && [ ! -s "$work/err.abort" ]; then

@@ -303,6 +303,20 @@ static void test_random_operations_keep_invariants(void **state) {
   assert_valid(t);
 }
 
+/* A write past a block's end over the free block after it (its size and
+ * free-list links) leaves tlsf_largest_free a wild link: it stops at the
+ * damaged block and follows nothing (a crash handler's _exit prints
+ * HEAPHOOK_STATS's report, which calls it: preload.reports_at_end,
+ * crash_handler). It followed the link, and faulted. */
+static void test_largest_free_follows_no_damaged_link(void **state) {
+  tlsf_t *t = T(state);
+  unsigned char *a = tlsf_malloc(t, 100);
+  assert_non_null(a);
+  assert_true(tlsf_largest_free(t) > 0);
+  memset(a + tlsf_block_size(a), 0x41, 64);
+  assert_int_equal(tlsf_largest_free(t), 0);
+}
+
 /* Pools and blocks beyond 4 GiB (64-bit classes): a 6 GiB reserved mapping
  * of which only the touched pages (headers) get memory. */
 static void test_pool_over_4GiB_gives_5GiB_block(void **state) {
@@ -463,6 +477,7 @@ int main(void) {
       T_(test_block_size_is_exact_usable_size),
       T_(test_memalign_16_to_1MiB),
       T_(test_memalign_gap_is_free_block_and_merges_back),
+      T_(test_largest_free_follows_no_damaged_link),
       T_(test_double_free_after_backward_merge),
       T_(test_memalign_rejects_bad_alignment),
       T_(test_realloc_keeps_content_grow_and_shrink),

@@ -440,12 +440,31 @@ size_t tlsf_bytes_free(const tlsf_t *t) { return t->free_bytes; }
 size_t tlsf_pool_count(const tlsf_t *t) { return t->pool_count; }
 size_t tlsf_pool_bytes(const tlsf_t *t) { return t->pool_bytes; }
 
+/* Whether b, a block on a free list, lies with its whole size inside one
+ * of t's pools. */
+static bool in_a_pool(const tlsf_t *t, const block *b) {
+  size_t n = 0;
+  for (const pool_hdr *p = t->first_pool; p != NULL && n < t->pool_count; p = p->next, n++) {
+    uintptr_t lo = (uintptr_t)pool_first_block(p), hi = (uintptr_t)p + p->bytes, at = (uintptr_t)b;
+    if (at >= lo && at < hi && hi - at >= sizeof(block)) return blk_size(b) <= hi - at - BLOCK_HDR;
+  }
+  return false;
+}
+
+/* The walk believes no link: a program whose heap is damaged (a write past
+ * a block's end over the next free block's links) may end by _exit in its
+ * SIGSEGV handler, where HEAPHOOK_STATS's report calls this. Following a
+ * wild link there faulted with SIGSEGV blocked, and the program died of
+ * SIGSEGV instead of its handler's status (preload.reports_at_end,
+ * crash_handler). So it stops at the first block that is not inside a
+ * pool, and after as many blocks as the pools could hold (a cycle). */
 size_t tlsf_largest_free(const tlsf_t *t) {
   if (t->fl_bitmap == 0) return 0;
   unsigned fl = msb64(t->fl_bitmap);
   unsigned sl = msb64(t->sl_bitmap[fl]);
-  size_t largest = 0;
-  for (const block *b = t->heads[fl][sl]; b != NULL; b = b->next_free) {
+  size_t largest = 0, budget = t->pool_bytes / (2 * BLOCK_HDR) + 1;
+  for (const block *b = t->heads[fl][sl]; b != NULL && budget > 0 && in_a_pool(t, b);
+       b = b->next_free, budget--) {
     if (blk_size(b) > largest) largest = blk_size(b);
   }
   return largest;
