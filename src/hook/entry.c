@@ -315,6 +315,17 @@ static bool take_stop(void) {
   return atomic_compare_exchange_strong(&stop_thread, &none, gettid());
 }
 
+/* hh__shutdown has begun, by the thread that took the stop or by an _exit
+ * that found the stop taken and not begun (hh__stop_before_end): once. */
+static atomic_bool shutdown_begun;
+static bool begin_shutdown(void) { return !atomic_exchange(&shutdown_begun, true); }
+
+/* Until the stop is done, at most 10 s. */
+static void wait_done(void) {
+  struct timespec ms = {0, 1000 * 1000};
+  for (int i = 0; i < 10000 && !atomic_load(&stop_done); i++) nanosleep(&ms, NULL);
+}
+
 /* stdio: whether stdio's list lock is held meanwhile (exit's stop, above).
  * Not at _exit's: it holds a second exiting thread back by itself
  * (hh__stop_before_end), and _exit is the end a signal handler or a
@@ -328,7 +339,12 @@ static void run_stop(bool stdio) {
   int cancel = hh__cancel_off();
   hh__fork_gate_close();
   if (stdio) _IO_list_lock();
-  hh__shutdown();
+  if (begin_shutdown()) {
+    hh__shutdown();
+    atomic_store(&stop_done, true);
+  } else {
+    wait_done(); /* (an _exit's, which then ends the process) */
+  }
   if (stdio) _IO_list_unlock();
   atomic_store(&stop_done, true);
   hh__fork_gate_open();
@@ -359,9 +375,7 @@ static void stop_after_destructors(void *arg) {
  * to end the process. Not on the thread running the stop (exit() from a
  * signal handler in it: the stop cannot finish before the handler returns). */
 static void wait_for_stop_done(void) {
-  if (atomic_load(&stop_thread) == gettid()) return;
-  struct timespec ms = {0, 1000 * 1000};
-  for (int i = 0; i < 10000 && !atomic_load(&stop_done); i++) nanosleep(&ms, NULL);
+  if (atomic_load(&stop_thread) != gettid()) wait_done();
 }
 
 /* Runs the stop in a child forked while its parent's exit ran it, whose
@@ -398,10 +412,21 @@ void hh__stop_before_end(void) {
    * on: the process ends. (Not in a vfork child: the state is its
    * parent's thread's.) */
   hh__cancel_off();
-  if (take_stop())
+  if (take_stop()) {
     run_stop(false);
-  else
-    wait_for_stop_done();
+    return;
+  }
+  /* Taken by another thread that has not begun it: exit's, which may wait
+   * for stdio's list lock, held by this thread (a signal handler that
+   * interrupted a fopen, fclose or fflush(NULL) calls _exit): waiting for
+   * it cost 10 s, then the process ended with no report and a trace with
+   * no END (trace.thread_ends, _exit_list_locked). This thread runs it. */
+  if (atomic_load(&stop_thread) != gettid() && begin_shutdown()) {
+    hh__shutdown();
+    atomic_store(&stop_done, true);
+    return;
+  }
+  wait_for_stop_done();
 }
 
 /* A child forked while the stop ran in its parent (a fork already past the
@@ -417,6 +442,7 @@ void hh__stop_before_end(void) {
 static void stop_at_child(void) {
   if (atomic_load(&stop_done)) return;
   atomic_store(&stop_thread, 0);
+  atomic_store(&shutdown_begun, false);
   atomic_store(&stop_left_to_wait, atomic_load(&stop_handler_taken));
 }
 
@@ -560,7 +586,7 @@ __attribute__((constructor)) static void hh_preload_start(void) {
 
 __attribute__((destructor)) static void hh_preload_stop(void) {
   register_stop();
-  if (atomic_load(&stop_registered) || !take_stop()) return;
+  if (atomic_load(&stop_registered) || !take_stop() || !begin_shutdown()) return;
   hh__shutdown();
   atomic_store(&stop_done, true);
 }

@@ -517,6 +517,14 @@ PY
       run_te _exit_stdio 5 $env
       [ -n "${env##*SAMPLE*}" ] && [ "$(site_counts "$te_trace" in_main)" != 1000 ] &&
         fail "_exit_stdio: allocations of in_main(): $(site_counts "$te_trace" in_main)"
+      # _exit on a thread holding stdio's list lock while main's exit, which
+      # took heaphook's stop, waits for that lock: the _exit ran the stop
+      # itself. It waited 10 s for main's, then ended the process with a
+      # trace without END.
+      # shellcheck disable=SC2086
+      run_te _exit_list_locked 5 $env
+      [ -n "${env##*SAMPLE*}" ] && [ "$(site_counts "$te_trace" in_main)" != 1000 ] &&
+        fail "_exit_list_locked: allocations of in_main(): $(site_counts "$te_trace" in_main)"
       for how in exit_both exit_return exit__exit _exit_both; do
         for i in 1 2 3 4 5; do
           # shellcheck disable=SC2086

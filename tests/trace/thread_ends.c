@@ -35,6 +35,11 @@
  *                 calls _exit in a printf); then _exit(5). _exit takes no
  *                 stdio lock: heaphook's end at _exit waited for the list
  *                 lock for good
+ *   _exit_list_locked
+ *                 main allocates 1,000 times (in_main()); a thread takes
+ *                 stdio's list lock (as a fopen that a signal handler
+ *                 calling _exit interrupted), main calls exit(5), and once
+ *                 main waits for that lock the thread calls _exit(5)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -124,6 +129,17 @@ static void wait_in_futex(int tid) {
   }
 }
 
+extern void _IO_list_lock(void);
+static atomic_int main_tid, list_locked;
+
+static void *list_locker_main(void *arg) {
+  (void)arg;
+  _IO_list_lock();
+  atomic_store(&list_locked, 1);
+  wait_in_futex(atomic_load(&main_tid));
+  _exit(5);
+}
+
 int main(int argc, char **argv) {
   const char *how = argc == 2 ? argv[1] : "";
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -178,14 +194,22 @@ int main(int argc, char **argv) {
     wait_in_futex(atomic_load(&flusher_tid));
     _exit(5);
   }
+  if (strcmp(how, "_exit_list_locked") == 0) {
+    in_main();
+    atomic_store(&main_tid, (int)syscall(SYS_gettid));
+    pthread_t t;
+    pthread_create(&t, NULL, list_locker_main, NULL);
+    while (!atomic_load(&list_locked)) sched_yield();
+    exit(5);
+  }
   if (strcmp(how, "quick_exit") == 0) {
     at_quick_exit(quick_handler);
     in_main();
     quick_exit(4);
   }
-  fprintf(
-      stderr,
-      "usage: thread_ends "
-      "pthread_exit|cancel|exit_race|quick_exit|exit_both|exit_return|exit__exit|_exit_both|_exit_stdio\n");
+  fprintf(stderr,
+          "usage: thread_ends "
+          "pthread_exit|cancel|exit_race|quick_exit|exit_both|exit_return|exit__exit|_exit_both|_exit_stdio|_"
+          "exit_list_locked\n");
   return 2;
 }
