@@ -367,25 +367,30 @@ static void massif_snapshots_and_trees(void **state) {
   assert_null(strstr(s, "snapshot=6"));
 }
 
+/* The massif file of the fake analysis with these timeline points. */
+static const char *massif_of_timeline(fixture *f, hh_point *points, size_t n) {
+  hh_analysis a = fake_analysis();
+  a.timeline = points;
+  a.npoints = n;
+  hh_profile p;
+  assert_int_equal(hh_profile_build(&p, &a, fake_frames, NULL), 0);
+  assert_int_equal(hh_write_massif(f->out, &p, "x", 0), 0);
+  hh_profile_free(&p);
+  return text_of(f);
+}
+
 /* A timeline that ends with the analysis's end point (the heap where the
  * trace ends, after a last bucket whose maximum was higher): one snapshot
  * at the end, the detailed one, not a second one beside it. */
 static void massif_end_point_once(void **state) {
   fixture *f = *state;
   static hh_point ending[] = {{1000000, 3000}, {2000000, 11000}, {4000000, 9000}, {5000000, 3500}};
-  hh_analysis a = fake_analysis();
-  a.timeline = ending;
-  a.npoints = 4;
-  hh_profile p;
-  assert_int_equal(hh_profile_build(&p, &a, fake_frames, NULL), 0);
-  assert_int_equal(hh_write_massif(f->out, &p, "x", 0), 0);
-  const char *s = text_of(f);
+  const char *s = massif_of_timeline(f, ending, 4);
   assert_non_null(strstr(s, "snapshot=3\n#-----------\ntime=4.000\nmem_heap_B=9000\n"));
   assert_non_null(strstr(s,
                          "snapshot=4\n#-----------\ntime=5.000\nmem_heap_B=3500\nmem_heap_extra_B=0\n"
                          "mem_stacks_B=0\nheap_tree=detailed\n"));
   assert_null(strstr(s, "snapshot=5"));
-  hh_profile_free(&p);
 }
 
 /* The heap back at the peak's level later (a 1 MB buffer made and freed
@@ -396,13 +401,7 @@ static void massif_end_point_once(void **state) {
 static void massif_peak_level_again(void **state) {
   fixture *f = *state;
   static hh_point again[] = {{1000000, 3000}, {2000000, 11000}, {3000000, 3100}, {4000000, 11000}};
-  hh_analysis a = fake_analysis();
-  a.timeline = again;
-  a.npoints = 4;
-  hh_profile p;
-  assert_int_equal(hh_profile_build(&p, &a, fake_frames, NULL), 0);
-  assert_int_equal(hh_write_massif(f->out, &p, "x", 0), 0);
-  const char *s = text_of(f);
+  const char *s = massif_of_timeline(f, again, 4);
   assert_non_null(strstr(s,
                          "snapshot=2\n#-----------\ntime=2.000\nmem_heap_B=11000\nmem_heap_extra_B=0\n"
                          "mem_stacks_B=0\nheap_tree=peak\n"));
@@ -411,7 +410,6 @@ static void massif_peak_level_again(void **state) {
                          "mem_stacks_B=0\nheap_tree=empty\n"));
   assert_non_null(strstr(s, "snapshot=5\n#-----------\ntime=5.000\nmem_heap_B=3500\n"));
   assert_null(strstr(s, "snapshot=6"));
-  hh_profile_free(&p);
 }
 
 static void massif_threshold_gathers_small_sites(void **state) {
