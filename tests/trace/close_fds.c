@@ -260,7 +260,11 @@ int main(int argc, char **argv) {
     } else {
       int mine = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
       int lo = own_lo(), hi = own_hi();
-      for (int i = 0; i < 3000; i++) {
+      /* (without heaphook no trace is open: the plain run, whose 3,000
+       * rounds of 200 readlinks took 17 s of the test's 120 on a loaded
+       * machine, only prints the file's size) */
+      int rounds = getenv("LD_PRELOAD") != NULL ? 3000 : 0;
+      for (int i = 0; i < rounds; i++) {
         for (int fd = lo; fd < hi; fd++) {
           if (!is_trace(fd)) continue;
           dup2(mine, fd);
