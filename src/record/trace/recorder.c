@@ -417,7 +417,7 @@ static void wait_for_writer(tstate *ts, int given, int popped, bool full, unsign
   errno = saved;
 }
 
-static void periodic(uint64_t now);
+static void periodic(uint64_t now, bool may_start);
 
 static bool queue_empty(void) {
   pthread_mutex_lock(&q_lock);
@@ -667,7 +667,7 @@ static void *writer_main(void *arg) {
     }
     /* RSS (and the module list) also while the program does not allocate:
      * the writer wakes at least every 20 ms. */
-    if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) periodic(hh__tr_now());
+    if (atomic_load_explicit(&hh__tr_active, memory_order_relaxed)) periodic(hh__tr_now(), true);
     if (any) continue;
     /* The program's threads have all ended (main by pthread_exit): the
      * writer ends too, and glibc then calls exit(0) in it, whose handlers
@@ -841,39 +841,47 @@ static void flush_thread_locked(tstate *ts, hh_unwind_off mask) {
   spin_unlock(&ts->lock);
 }
 
-static void periodic_records(uint64_t now, uint64_t program_mask);
+static void periodic_records(uint64_t now, uint64_t program_mask, bool may_start);
 
-static void periodic(uint64_t now) {
+static void periodic(uint64_t now, bool may_start) {
   uint64_t due = atomic_load_explicit(&next_rss, memory_order_relaxed);
   if (now < due || !atomic_compare_exchange_strong(&next_rss, &due, now + rss_every)) return;
   hh_unwind_off mask = hh__unwind_off(); /* (base/cancel.h: the meta lock, statm's) */
   hh__tr_busy++;
-  periodic_records(now, mask.mask);
+  periodic_records(now, mask.mask, may_start);
   hh__tr_busy--;
   hh__unwind_restore(mask);
 }
 
-static void periodic_records(uint64_t now, uint64_t program_mask) {
+static void periodic_records(uint64_t now, uint64_t program_mask, bool may_start) {
   hh__tr_rss_record(now);
   hh__tr_modules_scan(true);
   /* Full mode: the writer thread also from ~0.1 s into the run, not only at
    * the first full buffer, so that the events of a process that then goes
    * idle and is killed reach the file (write_idle_buffers). Never from a
    * vfork child, which shares this state with its parent. */
-  if (hh__tr_opt.sample == 0 && atomic_load(&writer_state) == 0 && now >= flush_after / 10 &&
+  if (may_start && hh__tr_opt.sample == 0 && atomic_load(&writer_state) == 0 && now >= flush_after / 10 &&
       (pid_t)syscall(SYS_getpid) == owner_pid)
     start_writer(program_mask);
 }
 
-/* Room for one event at the end of the buffer, a chunk begun. */
-static inline uint8_t *ev_begin(tstate *ts, uint64_t now) {
+/* Room for one event at the end of the buffer, a chunk begun.
+ * may_start: whether the writer thread may be started here by the clock
+ * (~0.1 s into the run). Never in a free: glibc frees ended threads' DTVs
+ * holding the lock of its cache of thread stacks (pthread_join, a
+ * detached thread's end: __nptl_free_stacks), which pthread_create takes,
+ * and the writer started there waited for that lock for good
+ * (trace.stack_cache); the next allocation starts it. (A first full
+ * buffer still starts it, in a free too: the thread would otherwise write
+ * its chunk itself, which an exec in another thread may cut.) */
+static inline uint8_t *ev_begin(tstate *ts, uint64_t now, bool may_start) {
   if (unlikely(ts->len + BUF_ROOM + THREAD_ROOM > BUF_CAP) ||
       unlikely(ts->len != 0 && now - ts->chunk_time > flush_after)) {
     flush_thread(ts);
     if (ts->dead) return NULL;
   }
   if (unlikely(ts->len == 0)) begin_chunk(ts, now);
-  if (unlikely(now >= atomic_load_explicit(&next_rss, memory_order_relaxed))) periodic(now);
+  if (unlikely(now >= atomic_load_explicit(&next_rss, memory_order_relaxed))) periodic(now, may_start);
   return ts->buf + ts->len;
 }
 
@@ -907,7 +915,7 @@ static inline uint64_t stack_here(tstate *ts) {
 }
 
 static void write_alloc(tstate *ts, const hh_event *ev, uint64_t now, uint64_t stack, uint64_t weight) {
-  uint8_t *p = ev_begin(ts, now);
+  uint8_t *p = ev_begin(ts, now, true);
   if (p == NULL) return;
   if (weight != 0) {
     *p++ = HH_REC_SAMPLE_WEIGHT;
@@ -923,7 +931,7 @@ static void write_alloc(tstate *ts, const hh_event *ev, uint64_t now, uint64_t s
 }
 
 static void write_free(tstate *ts, hh_fn fn, const void *ptr, uint64_t now) {
-  uint8_t *p = ev_begin(ts, now);
+  uint8_t *p = ev_begin(ts, now, false);
   if (p == NULL) return;
   *p++ = (uint8_t)(HH_REC_FREE + fn);
   p = put_time(ts, p, now);
@@ -987,7 +995,7 @@ static void trace_on_realloc(const hh_event *ev, void *slot) {
      * reused by another thread only once the allocator has let go of it,
      * right before the return: docs/trace-format.md, "Order". */
     uint64_t now = hh__tr_event_time(&ts->clock, ev->size);
-    uint8_t *p = ev_begin(ts, now);
+    uint8_t *p = ev_begin(ts, now, true);
     if (p == NULL) return;
     if (hh__tr_opt.sample != 0) {
       *p++ = HH_REC_SAMPLE_WEIGHT;
