@@ -56,6 +56,9 @@ bool hh__guard_release(void) {
 /* The recorders when HEAPHOOK_RECORD is unset: defined by preload libraries
  * that record by default (libpreloaded_heaptrack.so: "trace"). */
 extern const char hh__default_record[] __attribute__((weak));
+/* Defined by the libraries whose allocator is built in (select_fixed.c),
+ * which ignore HEAPHOOK_ALLOCATOR. */
+extern const bool hh__allocator_is_fixed __attribute__((weak));
 
 static const hh_allocator *test_allocator;
 static const char *test_record;
@@ -285,17 +288,50 @@ bool hh__owner_process(void) { return (pid_t)syscall(SYS_getpid) == owner_pid; }
 /* The heaphook command's own process (runtime.h). */
 bool hh__untraced_process(void) { return hh__dlsym_quiet(RTLD_DEFAULT, "hh_untraced_process") != NULL; }
 
-/* libpreloaded_heaptrack.so (the one library with a default recorder)
- * serves glibc's malloc whatever HEAPHOOK_ALLOCATOR says, as tier4's
- * drop-in tracer did; until 2026-11-28 it ignored the variable without a
- * word, and HEAPHOOK_ALLOCATOR=tlsf traced glibc's malloc. */
-static void say_allocator_ignored(void) {
+/* HEAPHOOK_ALLOCATOR names the allocator a, or this library (a plug-in's
+ * lib<name>.so named by its path). */
+static bool names_allocator(const char *name, const hh_allocator *a, const char *self) {
+  if (strcmp(name, a->name) == 0) return true;
+  struct stat n, s;
+  return strchr(name, '/') != NULL && self != NULL && stat(name, &n) == 0 && stat(self, &s) == 0 &&
+         n.st_dev == s.st_dev && n.st_ino == s.st_ino;
+}
+
+/* A library with its allocator built in (select_fixed.c:
+ * libpreloaded_heaptrack.so, libpreloaded_tlsf.so,
+ * liboriginal_allocator.so, a plug-in's) serves that allocator whatever
+ * HEAPHOOK_ALLOCATOR says, as tier4's drop-ins did, and says so when the
+ * variable names another. Until 2026-11-28 each ignored it without a word
+ * (libpreloaded_heaptrack.so said it from that day): with
+ * liboriginal_allocator.so exported, HEAPHOOK_ALLOCATOR=tlsf, and
+ * `HEAPHOOK_ALLOCATOR=tlsf heaphook run`, which traces through that library,
+ * ran on glibc's malloc. */
+static void say_allocator_ignored(const hh_allocator *fixed) {
   const char *name = hh__env_get("HEAPHOOK_ALLOCATOR");
-  if (hh__default_record == NULL || name == NULL || *name == '\0' || strcmp(name, "libc") == 0) return;
-  hh__log(
-      "HEAPHOOK_ALLOCATOR=%s is ignored: libpreloaded_heaptrack.so traces glibc's malloc (to trace another "
-      "allocator, preload libheaphook.so with HEAPHOOK_ALLOCATOR and HEAPHOOK_RECORD=trace)",
-      name);
+  if (&hh__allocator_is_fixed == NULL || name == NULL || *name == '\0') return;
+  Dl_info at;
+  const char *self = dladdr((void *)hh__select_allocator, &at) && at.dli_fname ? at.dli_fname : NULL;
+  if (names_allocator(name, fixed, self)) return;
+  if (hh__default_record != NULL) {
+    hh__log(
+        "HEAPHOOK_ALLOCATOR=%s is ignored: libpreloaded_heaptrack.so traces glibc's malloc (to trace another "
+        "allocator, preload libheaphook.so with HEAPHOOK_ALLOCATOR and HEAPHOOK_RECORD=trace)",
+        name);
+    return;
+  }
+  const char *base = self ? strrchr(self, '/') : NULL;
+  const char *lib = base ? base + 1 : self ? self : "this library";
+  if (strcmp(fixed->name, "libc") == 0)
+    hh__log(
+        "HEAPHOOK_ALLOCATOR=%s is ignored: %s serves %s (to choose the allocator, preload libheaphook.so "
+        "with "
+        "HEAPHOOK_ALLOCATOR)",
+        name, lib, hh__rt.own_serves ? "the program's own allocator" : "glibc's malloc");
+  else
+    hh__log(
+        "HEAPHOOK_ALLOCATOR=%s is ignored: %s serves every allocation from its allocator, %s (to choose the "
+        "allocator, preload libheaphook.so with HEAPHOOK_ALLOCATOR)",
+        name, lib, fixed->name);
 }
 
 static void start_up(void) {
@@ -315,6 +351,7 @@ static void start_up(void) {
     a = hh__select_allocator();
   else
     a = hh__libc_allocator_get();
+  const hh_allocator *selected = a;
   /* The program's own allocator, when it links one (jemalloc, tcmalloc,
    * mimalloc): the passthrough forwards to it, not to glibc, and the
    * blocks another allocator does not own go back to it (api.c). Not in
@@ -328,7 +365,7 @@ static void start_up(void) {
   hh__rt.foreign_bare = own != NULL;
   check_allocator(a);
   if (!untraced) read_options();
-  if (!test_setup && !untraced) say_allocator_ignored();
+  if (!test_setup && !untraced) say_allocator_ignored(selected);
   long page = sysconf(_SC_PAGESIZE);
   hh__rt.page = page > 0 ? (size_t)page : 4096;
   hh__glibc_resolve();

@@ -11,3 +11,8 @@
 const hh_allocator *HH_FIXED_ALLOCATOR(void);
 
 const hh_allocator *hh__select_allocator(void) { return HH_FIXED_ALLOCATOR(); }
+
+/* HEAPHOOK_ALLOCATOR is not read here: runtime.c says it is ignored when
+ * it names another allocator. */
+extern const bool hh__allocator_is_fixed;
+const bool hh__allocator_is_fixed = true;

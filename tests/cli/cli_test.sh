@@ -1002,6 +1002,37 @@ PY
     [ "$(cat out)" = libc ] || fail "heaptrack with HEAPHOOK_ALLOCATOR=tlsf ran on $(cat out)"
     [ "$(grep -cxF "heaphook: HEAPHOOK_ALLOCATOR=tlsf is ignored: libpreloaded_heaptrack.so traces glibc's malloc (to trace another allocator, preload libheaphook.so with HEAPHOOK_ALLOCATOR and HEAPHOOK_RECORD=trace)" err)" = 1 ] ||
       fail "heaptrack with HEAPHOOK_ALLOCATOR=tlsf: want the line once: $(cat err)"
+    # So did the other libraries with their allocator built in, and
+    # `HEAPHOOK_ALLOCATOR=tlsf heaphook run` (README) under an exported
+    # liboriginal_allocator.so ran glibc's malloc without a word (it ran
+    # TLSF before run traced through that library); the allocator the
+    # library has, or a plug-in's own path, says nothing
+    hint="(to choose the allocator, preload libheaphook.so with HEAPHOOK_ALLOCATOR)"
+    for c in "liboriginal_allocator.so tlsf libc" "libpreloaded_tlsf.so libc tlsf" "libpreloaded_tlsf.so tlsf tlsf" \
+      "simple $simple simple" "simple tlsf simple" "liboriginal_allocator.so libc libc"; do
+      set -- $c
+      pre=$lib/$1 alloc=$2 want=$3
+      [ "$1" = simple ] && pre=$simple
+      case $1:$alloc in
+        liboriginal_allocator.so:tlsf) said="heaphook: HEAPHOOK_ALLOCATOR=tlsf is ignored: $1 serves glibc's malloc $hint" ;;
+        libpreloaded_tlsf.so:libc) said="heaphook: HEAPHOOK_ALLOCATOR=libc is ignored: $1 serves every allocation from its allocator, tlsf $hint" ;;
+        simple:tlsf) said="heaphook: HEAPHOOK_ALLOCATOR=tlsf is ignored: libsimple_allocator.so serves every allocation from its allocator, simple $hint" ;;
+        *) said= ;;
+      esac
+      LD_PRELOAD=$pre HEAPHOOK_ALLOCATOR=$alloc "$hh" run -o t.hhtrace -- "$probe" owner 100 >out 2>err
+      expect_rc 0 $? "$1 with HEAPHOOK_ALLOCATOR=$alloc: run"
+      [ "$(cat out)" = "$want" ] || fail "$1 with HEAPHOOK_ALLOCATOR=$alloc ran on $(cat out)"
+      if [ -n "$said" ]; then
+        [ "$(grep -cxF "$said" err)" = 1 ] && [ "$(grep -c "is ignored" err)" = 1 ] ||
+          fail "$1 with HEAPHOOK_ALLOCATOR=$alloc: want the line once: $(cat err)"
+      else
+        grep -q "is ignored" err && fail "$1 with HEAPHOOK_ALLOCATOR=$alloc said: $(cat err)"
+      fi
+      # and without run, straight under the library
+      env -u HEAPHOOK_RECORD LD_PRELOAD=$pre HEAPHOOK_ALLOCATOR=$alloc "$probe" owner 100 >out 2>err
+      [ "$(cat out)" = "$want" ] && [ "$(cat err)" = "$said" ] ||
+        fail "$1 with HEAPHOOK_ALLOCATOR=$alloc preloaded: on $(cat out), said: $(cat err) (want: $said)"
+    done
     # an exec'd program inherits LD_PRELOAD as it was: it too runs on TLSF
     LD_PRELOAD=$lib/libpreloaded_tlsf.so "$hh" run -o t.hhtrace -- env "$probe" owner 100 >out 2>err
     expect_rc 0 $? "through env"
