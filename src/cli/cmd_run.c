@@ -377,6 +377,13 @@ int hh_cmd_run(int argc, char **argv) {
   if (untraced)
     hh_cli_error("run", "%s: the loader does not preload the tracer into it, so it runs untraced",
                  hh_text_safe(unreached, unreached_buf, sizeof unreached_buf));
+  /* The heaphook command is left alone by heaphook's libraries: run said
+   * after it "no trace was written (it made no allocation, or the tracer
+   * could not write)" */
+  else if ((untraced = hh_run_heaphook_command(prog[0], unreached, sizeof unreached)))
+    hh_cli_error("run",
+                 "%s is the heaphook command, which heaphook's libraries leave untraced: no trace of it",
+                 hh_text_safe(unreached, unreached_buf, sizeof unreached_buf));
 
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

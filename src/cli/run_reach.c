@@ -112,3 +112,39 @@ static bool unreachable(const char *prog, char *why, size_t why_size, int depth)
 bool hh_run_unreachable(const char *prog, char *why, size_t why_size) {
   return unreachable(prog, why, why_size, 0);
 }
+
+/* The ELF file on fd defines hh_untraced_process in its dynamic symbols:
+ * a heaphook command (src/cli/main.c), this build's or another's. */
+static bool exports_untraced(int fd) {
+  elf_version(EV_CURRENT);
+  Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+  if (!elf) return false;
+  bool found = false;
+  for (Elf_Scn *scn = NULL; elf_kind(elf) == ELF_K_ELF && !found && (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr sh;
+    Elf_Data *d;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+        !(d = elf_getdata(scn, NULL)))
+      continue;
+    for (size_t j = 0; !found && j < sh.sh_size / sh.sh_entsize; j++) {
+      GElf_Sym sym;
+      const char *name;
+      if (gelf_getsym(d, (int)j, &sym) && sym.st_shndx != SHN_UNDEF &&
+          (name = elf_strptr(elf, sh.sh_link, sym.st_name)) && strcmp(name, "hh_untraced_process") == 0)
+        found = true;
+    }
+  }
+  elf_end(elf);
+  return found;
+}
+
+bool hh_run_heaphook_command(const char *prog, char *path, size_t size) {
+  if (!locate(prog, path, size)) return false;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  unsigned char head[SELFMAG];
+  bool elf = pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head && memcmp(head, ELFMAG, SELFMAG) == 0;
+  bool is = elf && exports_untraced(fd);
+  close(fd);
+  return is;
+}

@@ -13,4 +13,10 @@
  * reached, or cannot be told (not found: exec will say so). */
 bool hh_run_unreachable(const char *prog, char *why, size_t why_size);
 
+/* True when prog (as execvp would find it) is a heaphook command, with its
+ * path in path: it exports hh_untraced_process, so the library run
+ * preloads leaves it untraced and no trace of it is written (`heaphook run
+ * -- heaphook run -- prog` traces prog alone). */
+bool hh_run_heaphook_command(const char *prog, char *path, size_t size);
+
 #endif

@@ -1033,6 +1033,18 @@ PY
       [ "$(cat out)" = "$want" ] && [ "$(cat err)" = "$said" ] ||
         fail "$1 with HEAPHOOK_ALLOCATOR=$alloc preloaded: on $(cat out), said: $(cat err) (want: $said)"
     done
+    # run of the heaphook command (nested runs): the command is untraced,
+    # said so before it runs; the reason given after it was "it made no
+    # allocation, or the tracer could not write". The inner run traces
+    # the program.
+    rm -f outer.hhtrace t.hhtrace
+    "$hh" run -o outer.hhtrace -- "$hh" run -o t.hhtrace -- "$probe" owner 100 >out 2>err
+    expect_rc 0 $? "nested run"
+    expect_line err "heaphook run: $hh is the heaphook command, which heaphook's libraries leave untraced: no trace of it"
+    expect_line err "$summary"
+    grep -q "no trace was written" err && fail "nested run: $(cat err)"
+    [ -e outer.hhtrace ] && fail "nested run: the command traced itself"
+    [ "$("$hh" dump t.hhtrace 2>/dev/null | grep -c '^end ')" = 1 ] || fail "nested run: the program's trace is not whole"
     # an exec'd program inherits LD_PRELOAD as it was: it too runs on TLSF
     LD_PRELOAD=$lib/libpreloaded_tlsf.so "$hh" run -o t.hhtrace -- env "$probe" owner 100 >out 2>err
     expect_rc 0 $? "through env"
