@@ -16,7 +16,6 @@
 #include "alloc/libc/libc_allocator.h"
 #include "alloc/next/next_allocator.h"
 #include "base/backoff.h"
-#include "base/dl_quiet.h"
 #include "base/env.h"
 #include "base/glibc.h"
 #include "base/handlers.h"
@@ -285,8 +284,14 @@ static void owner_is_child(void) { owner_pid = (pid_t)syscall(SYS_getpid); }
 
 bool hh__owner_process(void) { return (pid_t)syscall(SYS_getpid) == owner_pid; }
 
-/* The heaphook command's own process (runtime.h). */
-bool hh__untraced_process(void) { return hh__dlsym_quiet(RTLD_DEFAULT, "hh_untraced_process") != NULL; }
+/* The heaphook command's own process (runtime.h): the loader binds this
+ * weak reference to the command's exported array, else leaves it NULL.
+ * Until 2026-11-28 a dlsym looked it up in every process, and its failure
+ * (the symbol is nowhere but in the command) left glibc's setlocale lock
+ * taken under valgrind: cmake --version under libheaphook.so hung at exit
+ * in libp11-kit's freelocale. */
+extern const char hh_untraced_process[] __attribute__((weak, visibility("default")));
+bool hh__untraced_process(void) { return hh_untraced_process != NULL; }
 
 /* HEAPHOOK_ALLOCATOR names the allocator a, or this library (a plug-in's
  * lib<name>.so named by its path). */
