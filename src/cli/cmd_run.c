@@ -461,9 +461,13 @@ int hh_cmd_run(int argc, char **argv) {
     /* exec failed (127/126: said above), the tracer could not write (it
      * said why), or the program never allocated before it ended (a shell
      * that only starts other programs and leaves by _exit) */
+    /* Through LD_PRELOAD's library, that library read its own variables
+     * in the program, and a bad one (INITIAL_MEMPOOL_SIZE=12X) stopped it
+     * at its start with a line of its own: the reasons given left that out. */
     if (code != 127 && code != 126 && !untraced) {
-      hh_cli_error(
-          "run", "no trace was written for %s (it made no allocation, or the tracer could not write)", name);
+      hh_cli_error("run",
+                   "no trace was written for %s (it made no allocation, or the tracer could not write%s)",
+                   name, through ? ", or LD_PRELOAD's heaphook library refused its settings" : "");
     }
     if (code != 127 && code != 126) print_descendants(pattern, pid, start_ns, true);
     free(paths);

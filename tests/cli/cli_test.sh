@@ -1045,6 +1045,13 @@ PY
     grep -q "no trace was written" err && fail "nested run: $(cat err)"
     [ -e outer.hhtrace ] && fail "nested run: the command traced itself"
     [ "$("$hh" dump t.hhtrace 2>/dev/null | grep -c '^end ')" = 1 ] || fail "nested run: the program's trace is not whole"
+    # a bad setting of LD_PRELOAD's library stops the program at its start,
+    # in its own line; run's reasons for no trace then named only "no
+    # allocation" and "the tracer could not write"
+    LD_PRELOAD=$lib/libpreloaded_tlsf.so INITIAL_MEMPOOL_SIZE=12X "$hh" run -o t.hhtrace -- "$probe" owner 100 >out 2>err
+    expect_rc 1 $? "a bad INITIAL_MEMPOOL_SIZE"
+    expect_line err "heaphook: INITIAL_MEMPOOL_SIZE=12X is not a size (use bytes or a K/M/G/T suffix, e.g. 64M)"
+    expect_line err "heaphook run: no trace was written for $probe (it made no allocation, or the tracer could not write, or LD_PRELOAD's heaphook library refused its settings)"
     # an exec'd program inherits LD_PRELOAD as it was: it too runs on TLSF
     LD_PRELOAD=$lib/libpreloaded_tlsf.so "$hh" run -o t.hhtrace -- env "$probe" owner 100 >out 2>err
     expect_rc 0 $? "through env"
