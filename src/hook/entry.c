@@ -318,7 +318,15 @@ static bool take_stop(void) {
 /* hh__shutdown has begun, by the thread that took the stop or by an _exit
  * that found the stop taken and not begun (hh__stop_before_end): once. */
 static atomic_bool shutdown_begun;
-static bool begin_shutdown(void) { return !atomic_exchange(&shutdown_begun, true); }
+
+/* hh__shutdown, then the stop marked done, if it has not begun; false
+ * when it had. */
+static bool shutdown_once(void) {
+  if (atomic_exchange(&shutdown_begun, true)) return false;
+  hh__shutdown();
+  atomic_store(&stop_done, true);
+  return true;
+}
 
 /* Until the stop is done, at most 10 s. */
 static void wait_done(void) {
@@ -339,12 +347,7 @@ static void run_stop(bool stdio) {
   int cancel = hh__cancel_off();
   hh__fork_gate_close();
   if (stdio) _IO_list_lock();
-  if (begin_shutdown()) {
-    hh__shutdown();
-    atomic_store(&stop_done, true);
-  } else {
-    wait_done(); /* (an _exit's, which then ends the process) */
-  }
+  if (!shutdown_once()) wait_done(); /* (an _exit's, which then ends the process) */
   if (stdio) _IO_list_unlock();
   atomic_store(&stop_done, true);
   hh__fork_gate_open();
@@ -421,11 +424,7 @@ void hh__stop_before_end(void) {
    * interrupted a fopen, fclose or fflush(NULL) calls _exit): waiting for
    * it cost 10 s, then the process ended with no report and a trace with
    * no END (trace.thread_ends, _exit_list_locked). This thread runs it. */
-  if (atomic_load(&stop_thread) != gettid() && begin_shutdown()) {
-    hh__shutdown();
-    atomic_store(&stop_done, true);
-    return;
-  }
+  if (atomic_load(&stop_thread) != gettid() && shutdown_once()) return;
   wait_for_stop_done();
 }
 
@@ -586,7 +585,5 @@ __attribute__((constructor)) static void hh_preload_start(void) {
 
 __attribute__((destructor)) static void hh_preload_stop(void) {
   register_stop();
-  if (atomic_load(&stop_registered) || !take_stop() || !begin_shutdown()) return;
-  hh__shutdown();
-  atomic_store(&stop_done, true);
+  if (!atomic_load(&stop_registered) && take_stop()) shutdown_once();
 }
