@@ -53,29 +53,15 @@ typedef struct hh_unwind_off {
   int cancel;
 } hh_unwind_off;
 
-static inline uint64_t hh__unwind_signals(void) {
+static inline hh_unwind_off hh__unwind_off(void) {
+  hh_unwind_off old = {0, hh__cancel_off()};
   uint64_t block = ~(uint64_t)0;
   static const int keep[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, 33};
   for (unsigned i = 0; i < sizeof keep / sizeof keep[0]; i++) block &= ~((uint64_t)1 << (keep[i] - 1));
-  return block;
-}
-
-static inline hh_unwind_off hh__unwind_off(void) {
-  hh_unwind_off old = {0, hh__cancel_off()};
-  uint64_t block = hh__unwind_signals();
   int saved = errno;
   if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old.mask, sizeof block) != 0) old.mask = 0;
   errno = saved;
   return old;
-}
-
-/* Inside a stretch, after code that set the mask through glibc (which
- * unblocked glibc's cancel signal): the signals blocked again. */
-static inline void hh__unwind_block_again(void) {
-  uint64_t block = hh__unwind_signals();
-  int saved = errno;
-  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, NULL, sizeof block);
-  errno = saved;
 }
 
 /* The signal mask first: a cancel acted on at once by the second (the

@@ -1556,10 +1556,8 @@ PY
     # must end by itself with the plain run's output, nothing on stderr and
     # a whole trace holding main's 1,000 allocations after the 40 rounds.
     # Sampled every byte, every allocation is, and each thread writes its
-    # own chunks: the longest stretches under the thread's lock. sites:
-    # handler's, from ever new call stacks, each taken under the meta lock
-    # (every run hung before those stretches blocked the signals).
-    for how in async handler sites; do
+    # own chunks: the longest stretches under the thread's lock.
+    for how in async handler; do
       for env in "LD_PRELOAD=$HH_HEAPTRACK" "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1"; do
         rm -f "$dir"/w.*.hhtrace
         timeout -s KILL 60 env $env HEAPHOOK_OUTPUT="$dir/w.%p.hhtrace" "$HH_UNWOUND_THREADS" "$how" >o 2>e

@@ -384,17 +384,11 @@ static __attribute__((noinline)) uint64_t capture_miss(miss_work *w, entry *e, u
   /* Our frames are in modules loaded before this call: a scan now writes
    * their MODULE_LOADs before the stack's records, and notes a module
    * loaded where one was unloaded before any unwind goes through it
-   * (no_fast). All of it with cancellation disabled (libunwind reads and
-   * writes its pipe) and the signals that can unwind the thread blocked:
-   * the scan takes the loader's lock and may take the module lock and the
-   * meta lock, the interning below takes the meta lock (base/cancel.h). A
-   * thread that a signal handler's pthread_exit unwound there, at its
-   * first call sites, left the meta lock taken, and its own exit handler
-   * waited for it for good (trace.unwound_threads, sites). */
-  hh_unwind_off mask = hh__unwind_off();
+   * (no_fast). */
   hh__tr_modules_scan(true);
-  hh__tr_loader_enter();   /* libunwind looks for unwind tables with dl_iterate_phdr */
-  hh__own_fd_claim = true; /* and may open its pipe again (hh__tr_stacks_init) */
+  int cancel = hh__cancel_off(); /* libunwind reads and writes its pipe */
+  hh__tr_loader_enter();         /* libunwind looks for unwind tables with dl_iterate_phdr */
+  hh__own_fd_claim = true;       /* and may open its pipe again (hh__tr_stacks_init) */
   int n = -1;
   /* Filled when empty (or of an older generation), else now and then: the
    * count starts again at each try, so a call site that cannot be cached
@@ -419,12 +413,11 @@ static __attribute__((noinline)) uint64_t capture_miss(miss_work *w, entry *e, u
   hh__own_fd_claim = false;
   hh__tr_loader_leave();
   if (n <= 0) {
-    hh__unwind_restore(mask);
+    hh__cancel_restore(cancel);
     return 0;
   }
-  /* libunwind sets the mask through glibc, which unblocks glibc's cancel
-   * signal: an asynchronous cancel in the meta lock left it taken. */
-  hh__unwind_block_again();
+  /* (and with the meta lock: an asynchronous cancel there left it taken,
+   * base/cancel.h) */
   uint64_t id = 0;
   hh__tr_meta_lock();
   uint32_t known = next_id; /* ids from here on are this stack's new nodes */
@@ -440,7 +433,7 @@ static __attribute__((noinline)) uint64_t capture_miss(miss_work *w, entry *e, u
     if (id == 0) break;
   }
   hh__tr_meta_unlock();
-  hh__unwind_restore(mask);
+  hh__cancel_restore(cancel);
   if (id == 0 || e == NULL) return id;
   /* Cache it when every return address is where a call put it. */
   for (int i = 0; i < n; i++) {
