@@ -45,6 +45,14 @@ static void assert_valid(tlsf_t *t) {
   if (err != NULL) fail_msg("tlsf_check: %s", err);
 }
 
+/* The largest free block of an undamaged heap. */
+static size_t largest_free(const tlsf_t *t) {
+  bool damaged = true;
+  size_t n = tlsf_largest_free(t, &damaged);
+  assert_false(damaged);
+  return n;
+}
+
 /* Fills n bytes with a pattern derived from seed; pattern_ok checks it. */
 static void pattern_fill(void *p, size_t n, unsigned seed) {
   unsigned char *c = p;
@@ -152,7 +160,7 @@ static void test_memalign_gap_is_free_block_and_merges_back(void **state) {
   tlsf_free(t, p);
   tlsf_free(t, a);
   assert_int_equal(tlsf_bytes_free(t), free0);
-  assert_int_equal(tlsf_largest_free(t), free0);
+  assert_int_equal(largest_free(t), free0);
   assert_valid(t);
 }
 
@@ -299,7 +307,7 @@ static void test_random_operations_keep_invariants(void **state) {
   assert_valid(t);
   for (unsigned i = 0; i < SLOTS; i++) tlsf_free(t, slot[i]);
   assert_int_equal(tlsf_bytes_used(t), 0);
-  assert_int_equal(tlsf_largest_free(t), tlsf_bytes_free(t));
+  assert_int_equal(largest_free(t), tlsf_bytes_free(t));
   assert_valid(t);
 }
 
@@ -312,9 +320,12 @@ static void test_largest_free_follows_no_damaged_link(void **state) {
   tlsf_t *t = T(state);
   unsigned char *a = tlsf_malloc(t, 100);
   assert_non_null(a);
-  assert_true(tlsf_largest_free(t) > 0);
+  bool damaged = true;
+  assert_true(tlsf_largest_free(t, &damaged) > 0);
+  assert_false(damaged);
   memset(a + tlsf_block_size(a), 0x41, 64);
-  assert_int_equal(tlsf_largest_free(t), 0);
+  assert_int_equal(tlsf_largest_free(t, &damaged), 0);
+  assert_true(damaged);
 }
 
 /* Pools and blocks beyond 4 GiB (64-bit classes): a 6 GiB reserved mapping
@@ -332,7 +343,7 @@ static void test_pool_over_4GiB_gives_5GiB_block(void **state) {
   assert_true(mem != MAP_FAILED);
   assert_non_null(tlsf_add_pool(t, mem, pool_bytes));
   assert_int_equal(tlsf_pool_bytes(t), pool_bytes);
-  assert_int_equal(tlsf_largest_free(t), pool_bytes - TLSF_POOL_OVERHEAD);
+  assert_int_equal(largest_free(t), pool_bytes - TLSF_POOL_OVERHEAD);
   void *p = tlsf_malloc(t, want);
   assert_non_null(p);
   assert_true(tlsf_block_size(p) >= want);
@@ -348,7 +359,7 @@ static void test_pool_over_4GiB_gives_5GiB_block(void **state) {
   assert_null(big);
   tlsf_free(t, p);
   tlsf_free(t, q);
-  assert_int_equal(tlsf_largest_free(t), pool_bytes - TLSF_POOL_OVERHEAD);
+  assert_int_equal(largest_free(t), pool_bytes - TLSF_POOL_OVERHEAD);
   p = tlsf_memalign(t, (size_t)1 << 30, (size_t)4 << 30);
   assert_non_null(p);
   assert_int_equal((uintptr_t)p % ((size_t)1 << 30), 0);
@@ -421,7 +432,7 @@ static void test_free_all_coalesces_to_one_block(void **state) {
   assert_int_equal(c.blocks, 1);
   assert_int_equal(c.free_blocks, 1);
   assert_int_equal(c.free_bytes, pool - TLSF_POOL_OVERHEAD);
-  assert_int_equal(tlsf_largest_free(t), pool - TLSF_POOL_OVERHEAD);
+  assert_int_equal(largest_free(t), pool - TLSF_POOL_OVERHEAD);
   assert_null(tlsf_pool_next(tlsf_pool_first(t)));
   assert_valid(t);
 }

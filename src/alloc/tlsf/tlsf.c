@@ -457,16 +457,21 @@ static bool in_a_pool(const tlsf_t *t, const block *b) {
  * wild link there faulted with SIGSEGV blocked, and the program died of
  * SIGSEGV instead of its handler's status (preload.reports_at_end,
  * crash_handler). So it stops at the first block that is not inside a
- * pool, and after as many blocks as the pools could hold (a cycle). */
-size_t tlsf_largest_free(const tlsf_t *t) {
+ * pool, and after as many blocks as the pools could hold (a cycle), and
+ * says so (*damaged): the report then says the heap is damaged rather
+ * than print the largest block seen before the damage (0 when the list's
+ * first link was the damaged one) as if it were the answer. */
+size_t tlsf_largest_free(const tlsf_t *t, bool *damaged) {
+  *damaged = false;
   if (t->fl_bitmap == 0) return 0;
   unsigned fl = msb64(t->fl_bitmap);
   unsigned sl = msb64(t->sl_bitmap[fl]);
   size_t largest = 0, budget = t->pool_bytes / (2 * BLOCK_HDR) + 1;
-  for (const block *b = t->heads[fl][sl]; b != NULL && budget > 0 && in_a_pool(t, b);
-       b = b->next_free, budget--) {
+  const block *b = t->heads[fl][sl];
+  for (; b != NULL && budget > 0 && in_a_pool(t, b); b = b->next_free, budget--) {
     if (blk_size(b) > largest) largest = blk_size(b);
   }
+  *damaged = b != NULL;
   return largest;
 }
 

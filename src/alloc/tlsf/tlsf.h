@@ -14,6 +14,7 @@
 #ifndef HH_TLSF_H
 #define HH_TLSF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -140,7 +141,9 @@ size_t tlsf_pool_bytes(const tlsf_t *t); /* sum of tlsf_pool_size */
  * of up to that many bytes is certain to succeed only when it is at or below
  * the lower bound of the block's size class (good-fit rounding, see tlsf.c);
  * when everything is free, one pool is one free block of
- * tlsf_pool_size - TLSF_POOL_OVERHEAD bytes. */
-size_t tlsf_largest_free(const tlsf_t *t);
+ * tlsf_pool_size - TLSF_POOL_OVERHEAD bytes. *damaged is set when the
+ * free list's walk met a link that leads outside the pools, or a cycle (a
+ * write past a block's end): the size is then that of the blocks before. */
+size_t tlsf_largest_free(const tlsf_t *t, bool *damaged);
 
 #endif

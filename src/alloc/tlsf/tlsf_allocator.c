@@ -1147,6 +1147,7 @@ static int tlsf_op_owns(const void *ptr) {
 typedef struct report_data {
   size_t pools, pool_bytes, growths, peak, peak_held, used, largest_request, free, largest_free;
   size_t mlock_failures, map_failures;
+  bool damaged; /* the free list's walk met a damaged link (tlsf_largest_free) */
 } report_data;
 
 static void report_snapshot(report_data *r) {
@@ -1160,7 +1161,7 @@ static void report_snapshot(report_data *r) {
   size_t cached = atomic_load_explicit(&g_largest_cached, memory_order_relaxed);
   r->largest_request = cached > g.largest_request ? cached : g.largest_request;
   r->free = tlsf_bytes_free(g.tlsf);
-  r->largest_free = tlsf_largest_free(g.tlsf);
+  r->largest_free = tlsf_largest_free(g.tlsf, &r->damaged);
   r->mlock_failures = g.mlock_failures;
   r->map_failures = g.map_failures;
   unlock();
@@ -1183,7 +1184,7 @@ static void tlsf_report(int fd) {
   report_data r;
   report_snapshot(&r);
   unsigned frag = 0;
-  if (r.free != 0) {
+  if (r.free != 0 && !r.damaged) {
     frag = (unsigned)((unsigned __int128)(r.free - r.largest_free) * 10000u / r.free);
   }
   hh__dprint(fd, "tlsf allocator (%s mutex):\n", g.pi_lock ? "priority-inheritance" : "plain");
@@ -1195,9 +1196,19 @@ static void tlsf_report(int fd) {
   hh__dprint(fd, "  peak in pools: %zu (peak used with block headers: size INITIAL_MEMPOOL_SIZE from this)\n",
              r.peak_held);
   hh__dprint(fd, "  current used: %zu\n  largest request: %zu\n", r.used, r.largest_request);
-  hh__dprint(fd, "  free bytes: %zu\n  largest free block: %zu\n", r.free, r.largest_free);
-  hh__dprint(fd, "  fragmentation: %u.%02u%% (1 - largest free block / free bytes)\n", frag / 100,
-             frag % 100);
+  hh__dprint(fd, "  free bytes: %zu\n", r.free);
+  if (r.damaged) {
+    /* (a write past a block's end over the free block after it: a crash
+     * handler's _exit, preload.reports_at_end) */
+    hh__dprint(
+        fd,
+        "  largest free block: unknown (the heap is damaged: a free list's link leads outside the pools)\n");
+    hh__dprint(fd, "  fragmentation: unknown (the heap is damaged)\n");
+  } else {
+    hh__dprint(fd, "  largest free block: %zu\n", r.largest_free);
+    hh__dprint(fd, "  fragmentation: %u.%02u%% (1 - largest free block / free bytes)\n", frag / 100,
+               frag % 100);
+  }
   if (r.map_failures != 0) hh__dprint(fd, "  failed pool mmaps: %zu\n", r.map_failures);
   if (r.mlock_failures != 0) hh__dprint(fd, "  failed pool mlocks: %zu\n", r.mlock_failures);
 }
