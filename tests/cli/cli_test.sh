@@ -130,11 +130,17 @@ case $case_name in
     # closed, but the run still reads it for its summary (before, it was
     # replaced, and the first run's summary left env out of the programs
     # it ran: "ran 1 programs in turn")
-    "$hh" run -o live.hhtrace -- sleep 3 >/dev/null 2>live.err &
+    # The two programs are cat reading a fifo each, which runs until this
+    # script closes it: opening it for writing returns once cat has opened
+    # it, in its main, its trace made. (They were sleep 3, which on a
+    # loaded machine ended before the four refusals were done: 5 runs of
+    # 25 failed at nice 10 against 3 busy loops.)
+    mkfifo live.fifo chain.fifo
+    "$hh" run -o live.hhtrace -- cat live.fifo >/dev/null 2>live.err &
     first=$!
-    "$hh" run -o chain.hhtrace -- env sleep 3 >/dev/null 2>chain.err &
+    "$hh" run -o chain.hhtrace -- env cat chain.fifo >/dev/null 2>chain.err &
     chain=$!
-    for _ in $(seq 100); do [ -s live.hhtrace ] && ls chain.*.1.hhtrace >/dev/null 2>&1 && break; sleep 0.05; done
+    exec 3>live.fifo 4>chain.fifo
     for t in live chain; do
       "$hh" run -o $t.hhtrace -- "$prog" >out 2>err
       expect_rc 1 $? "run -o a trace still being written ($t)"
@@ -145,10 +151,11 @@ case $case_name in
       grep -qx "heaphook run: HEAPHOOK_OUTPUT=$t.hhtrace: process [0-9]* is still writing that trace; give another name" err ||
         fail "HEAPHOOK_OUTPUT a trace still being written ($t): $(cat err)"
     done
+    exec 3>&- 4>&-
     wait $first || fail "the first run: exit status $?: $(cat live.err)"
     "$hh" report live.hhtrace >/dev/null 2>err || fail "the first run's trace: $(cat err)"
     wait $chain || fail "the run through env: exit status $?: $(cat chain.err)"
-    grep -q "^heaphook: process [0-9]* ran 2 programs in turn (exec): env -> sleep; the summary is sleep's, the other traces chain.hhtrace\$" chain.err ||
+    grep -q "^heaphook: process [0-9]* ran 2 programs in turn (exec): env -> cat; the summary is cat's, the other traces chain.hhtrace\$" chain.err ||
       fail "the run through env: $(cat chain.err)"
     "$hh" run -o '' -- "$prog" >out 2>err
     expect_rc 2 $? "run -o ''"
