@@ -12,8 +12,6 @@
  *             exit handler waited for it for good (every run hung, both
  *             libraries)
  *   async_sites  as sites, the thread cancelled asynchronously
- *   markers   as handler, the thread calling hh_marker without pause: the
- *             marker is written under the meta lock
  *
  * POSIX leaves both undefined inside malloc; glibc's own malloc lives
  * through them. A thread unwound inside the tracer where it held a lock
@@ -29,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include "heaphook/heaphook.h"
 
 static atomic_int started;
 
@@ -83,14 +79,6 @@ static void *churn_sites(void *arg) {
   return NULL;
 }
 
-static void *churn_markers(void *arg) {
-  (void)arg;
-  glibc_ready();
-  atomic_store(&started, 1);
-  for (;;) hh_marker("unwound");
-  return NULL;
-}
-
 static void *churn(void *arg) {
   glibc_ready();
   if (arg != NULL) pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
@@ -117,9 +105,8 @@ int main(int argc, char **argv) {
   const char *how = argc > 1 ? argv[1] : "";
   bool async = strcmp(how, "async") == 0 || strcmp(how, "async_sites") == 0;
   bool sites = strcmp(how, "sites") == 0 || strcmp(how, "async_sites") == 0;
-  bool markers = strcmp(how, "markers") == 0;
-  if (!async && !sites && !markers && strcmp(how, "handler") != 0) {
-    fprintf(stderr, "usage: unwound_threads async|handler|sites|async_sites|markers\n");
+  if (!async && !sites && strcmp(how, "handler") != 0) {
+    fprintf(stderr, "usage: unwound_threads async|handler|sites|async_sites\n");
     return 2;
   }
   /* (the async runs install no handler: their threads' cancel type alone
@@ -128,8 +115,7 @@ int main(int argc, char **argv) {
   for (int round = 0; round < 40; round++) {
     atomic_store(&started, 0);
     pthread_t t;
-    void *(*body)(void *) = sites ? churn_sites : markers ? churn_markers : churn;
-    if (pthread_create(&t, NULL, body, async ? &started : NULL) != 0) return 1;
+    if (pthread_create(&t, NULL, sites ? churn_sites : churn, async ? &started : NULL) != 0) return 1;
     while (!atomic_load(&started)) {
     }
     struct timespec ms = {0, 1000 * 1000};

@@ -1380,11 +1380,6 @@ void hh__trace_marker(const char *name, bool interrupted) {
   bool wait = !interrupted && hh__tr_busy == 0 && !t_locked_outside_hook;
   size_t n = strnlen(name, 4096);
   size_t room = 1 + 2 * HH_VARINT_MAX + n;
-  /* Under the meta lock, which a thread that a signal handler's
-   * pthread_exit unwound here left taken, and the program hung
-   * (trace.unwound_threads, markers): with the signals held back where
-   * the program can do that (base/cancel.h), as at a new call stack. */
-  hh_unwind_gate gate = hh__unwind_off_if_seen();
   hh__tr_busy++;
   uint8_t *p;
   if (wait) {
@@ -1392,7 +1387,6 @@ void hh__trace_marker(const char *name, bool interrupted) {
     p = hh__tr_proc_reserve(room);
   } else if ((p = hh__tr_proc_try_reserve(room)) == NULL) {
     hh__tr_busy--;
-    hh__unwind_restore_if(gate);
     return;
   }
   if (p != NULL) {
@@ -1409,7 +1403,6 @@ void hh__trace_marker(const char *name, bool interrupted) {
   }
   hh__tr_meta_unlock();
   hh__tr_busy--;
-  hh__unwind_restore_if(gate);
 }
 
 /* ---- start ------------------------------------------------------------------------- */
