@@ -39,7 +39,6 @@ function(heaphook_add_allocator name)
     ${HEAPHOOK_SOURCE_DIR}/src/hook/dl.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/exit.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/jump.c
-    ${HEAPHOOK_SOURCE_DIR}/src/hook/signals.c
     ${HEAPHOOK_SOURCE_DIR}/src/hook/fds.c
     ${HEAPHOOK_SOURCE_DIR}/src/preload/select_fixed.c)
   target_compile_definitions(${name} PRIVATE HH_FIXED_ALLOCATOR=${A_GETTER})

@@ -14,8 +14,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -55,16 +53,11 @@ typedef struct hh_unwind_off {
   int cancel;
 } hh_unwind_off;
 
-static inline uint64_t hh__unwind_signals(void) {
+static inline hh_unwind_off hh__unwind_off(void) {
+  hh_unwind_off old = {0, hh__cancel_off()};
   uint64_t block = ~(uint64_t)0;
   static const int keep[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, 33};
   for (unsigned i = 0; i < sizeof keep / sizeof keep[0]; i++) block &= ~((uint64_t)1 << (keep[i] - 1));
-  return block;
-}
-
-static inline hh_unwind_off hh__unwind_off(void) {
-  hh_unwind_off old = {0, hh__cancel_off()};
-  uint64_t block = hh__unwind_signals();
   int saved = errno;
   if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old.mask, sizeof block) != 0) old.mask = 0;
   errno = saved;
@@ -78,77 +71,6 @@ static inline void hh__unwind_restore(hh_unwind_off old) {
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old.mask, NULL, sizeof old.mask);
   errno = saved;
   hh__cancel_restore(old.cancel);
-}
-
-/* ---- the same, only where the program can unwind a thread ----------------
- *
- * A new call stack's capture (record/trace/stacks.c) takes the loader's
- * lock, the module lock and the meta lock, and a program may take
- * thousands of new stacks: the three system calls of hh__unwind_off,
- * hh__unwind_block_again and hh__unwind_restore there made gcc's cc1
- * traced ~1.2x slower (6f41a26, reverted). Only a program that can unwind
- * a thread wherever a signal finds it needs them: one that has installed
- * a handler (a function) for a signal that hh__unwind_off holds back (the
- * handler may call pthread_exit or siglongjmp), or made a thread
- * asynchronously cancelable. The preload libraries' sigaction, signal,
- * bsd_signal, ssignal, sysv_signal, sigset and pthread_setcanceltype set
- * hh__unwind_seen first, then call glibc's (src/hook/signals.c); it is
- * never cleared. Not seen: a handler installed by the rt_sigaction system
- * call itself, or through glibc's obsolete sigvec (old binaries only);
- * and a thread already inside a gated stretch when another thread
- * installs the handler is held back from its next stretch on. A
- * handler of SIGABRT does not count: crash reporters install one (gcc's
- * cc1, breakpad) with those of the faults, and SIGABRT comes from the
- * thread's own abort(), which heaphook's stretches do not call; only one
- * sent from elsewhere (kill -ABRT) to a thread in the stretch, to a
- * handler that unwinds the thread, is not held back there. */
-extern _Atomic(bool) hh__unwind_seen;
-
-/* Whether a handler of sig makes hh__unwind_seen: a signal that
- * hh__unwind_off holds back, but SIGABRT (above), and none whose handler
- * glibc refuses (SIGKILL, SIGSTOP, its cancel signal 32). */
-static inline bool hh__unwind_reaches(int sig) {
-  return sig >= 1 && sig <= 64 && sig != SIGABRT && sig != SIGKILL && sig != SIGSTOP && sig != 32 &&
-         ((hh__unwind_signals() >> (sig - 1)) & 1) != 0;
-}
-
-static inline void hh__unwind_note(void) { atomic_store(&hh__unwind_seen, true); }
-
-/* Inside a stretch, after code that set the mask through glibc (which
- * unblocked glibc's cancel signal): the signals blocked again. */
-static inline void hh__unwind_block_again(void) {
-  uint64_t block = hh__unwind_signals();
-  int saved = errno;
-  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, NULL, sizeof block);
-  errno = saved;
-}
-
-/* hh__unwind_off where hh__unwind_seen, else cancellation off only: one
- * relaxed load more than hh__cancel_off. held says which, for the two
- * below (the flag may be set meanwhile by another thread). */
-typedef struct hh_unwind_gate {
-  hh_unwind_off off;
-  bool held;
-} hh_unwind_gate;
-
-static inline hh_unwind_gate hh__unwind_off_if_seen(void) {
-  hh_unwind_gate g = {{0, 0}, atomic_load_explicit(&hh__unwind_seen, memory_order_relaxed)};
-  if (g.held)
-    g.off = hh__unwind_off();
-  else
-    g.off.cancel = hh__cancel_off();
-  return g;
-}
-
-static inline void hh__unwind_block_again_if(hh_unwind_gate g) {
-  if (g.held) hh__unwind_block_again();
-}
-
-static inline void hh__unwind_restore_if(hh_unwind_gate g) {
-  if (g.held)
-    hh__unwind_restore(g.off);
-  else
-    hh__cancel_restore(g.off.cancel);
 }
 
 #endif

@@ -5,9 +5,7 @@
 # program image goes), dlclose (the tracer looks at the modules at once),
 # the longjmp family (a jump out of a signal handler gives the recursion
 # guard back: src/hook/jump.c), the calls that close or replace descriptors and pipe2 (heaphook's
-# own descriptors stay open: src/hook/fds.c), sigaction and its kin and
-# pthread_setcanceltype (the tracer holds signals back only where the
-# program can unwind a thread from one: src/hook/signals.c) and
+# own descriptors stay open: src/hook/fds.c) and
 # heaphook's public API (a plug-in also hh_allocator_get), nothing else.
 # usage: exports.sh NAME=LIBRARY[:plugin] ...
 set -u
@@ -15,7 +13,6 @@ hooked="malloc free calloc realloc reallocarray posix_memalign aligned_alloc mem
 pvalloc malloc_usable_size free_sized free_aligned_sized
 execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit daemon kill raise abort dlopen dlclose dl_iterate_phdr
 longjmp _longjmp siglongjmp __longjmp_chk
-sigaction __sigaction signal bsd_signal ssignal sysv_signal __sysv_signal sigset pthread_setcanceltype
 close close_range closefrom dup2 dup3 pipe2
 _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t _ZnwmSt11align_val_t _ZnamSt11align_val_t
 _ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t

@@ -1567,13 +1567,8 @@ PY
     # must end by itself with the plain run's output, nothing on stderr and
     # a whole trace holding main's 1,000 allocations after the 40 rounds.
     # Sampled every byte, every allocation is, and each thread writes its
-    # own chunks: the longest stretches under the thread's lock. sites:
-    # handler's, from ever new call stacks, each taken under the meta lock
-    # (every run hung, killed after 20 s, before those captures held the
-    # signals back where the program has a handler: base/cancel.h).
-    # async_sites: sites, cancelled asynchronously, no handler installed
-    # (6 runs in 15 hung before).
-    for how in async handler sites async_sites; do
+    # own chunks: the longest stretches under the thread's lock.
+    for how in async handler; do
       for env in "LD_PRELOAD=$HH_HEAPTRACK" "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_SAMPLE=1"; do
         rm -f "$dir"/w.*.hhtrace
         timeout -s KILL 60 env $env HEAPHOOK_OUTPUT="$dir/w.%p.hhtrace" "$HH_UNWOUND_THREADS" "$how" >o 2>e
@@ -1611,29 +1606,19 @@ PY
           fail "$how ($env): allocations of after(): $(site_counts "$j_trace" after)"
       done
     done
-    # Handlers that jump out while the thread takes new call stacks: the
-    # process must not hang (it did in 3 of 3 runs when the guard was given
-    # back inside the tracer's locks: found by review), and since the
-    # program installed a handler the tracer holds the signals back in
-    # those captures (base/cancel.h), so no jump lands inside one: a whole
-    # trace with after()'s 1,000 allocations. Until 2026-11-28 a jump out
-    # of a capture left the guard set, and the thread recorded nothing
-    # more: no after(), no buffer at _exit (a trace of 0 chunks, no END, in
-    # 5 of 5 runs).
-    for env in "LD_PRELOAD=$HH_HEAPTRACK" "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace"; do
-      rm -f "$dir"/j.*.hhtrace
-      timeout -s KILL 60 env $env HEAPHOOK_TRACE_CHILDREN=0 \
-        HEAPHOOK_OUTPUT="$dir/j.%p.hhtrace" "$HH_SIGNAL_LONGJMP" exit misses >o 2>e
-      rc=$?
-      [ $rc = 0 ] || fail "misses ($env): exit status $rc (137: hung): $(cat e)"
-      [ -s e ] && fail "misses ($env): stderr: $(cat e)"
-      "$HH_SIGNAL_LONGJMP" exit misses >plain.out 2>/dev/null
-      cmp -s o plain.out || fail "misses ($env): output $(cat o), not $(cat plain.out)"
-      j_trace=$(one_file "$dir/j.*.hhtrace")
-      read_whole "$j_trace" "misses ($env)"
-      [ "$(site_counts "$j_trace" after)" = 1000 ] ||
-        fail "misses ($env): allocations of after(): $(site_counts "$j_trace" after)"
-    done
+    # Jumps out of the tracer while it takes new call stacks under its
+    # locks: the process must not hang (it did in 3 of 3 runs when the
+    # guard was given back there: found by review). The guard then stays
+    # set and the thread records no more, so the trace may lack after()
+    # and its end; it must read as far as it goes.
+    rm -f "$dir"/j.*.hhtrace
+    timeout -s KILL 60 env LD_PRELOAD="$HH_LIB" HEAPHOOK_RECORD=trace HEAPHOOK_TRACE_CHILDREN=0 \
+      HEAPHOOK_OUTPUT="$dir/j.%p.hhtrace" "$HH_SIGNAL_LONGJMP" exit misses >o 2>e
+    rc=$?
+    [ $rc = 0 ] || fail "misses: exit status $rc (137: hung): $(cat e)"
+    "$HH_SIGNAL_LONGJMP" exit misses >plain.out 2>/dev/null
+    cmp -s o plain.out || fail "misses: output $(cat o), not $(cat plain.out)"
+    "$HH_CLI" report "$(one_file "$dir/j.*.hhtrace")" >r.txt 2>re.txt || fail "misses: report: $(cat re.txt)"
     ;;
   signal_frames)
     # Stacks through a signal handler and a makecontext coroutine
@@ -1809,45 +1794,6 @@ PY
       strace -qq "$@" -o hooked.st "$HH_SELF_KILL" loop 2>e || fail "$run: exit status $?: $(cat e)"
       calls hooked.st >hooked
       cmp -s plain hooked || fail "$run: system calls $(sort hooked | uniq -c | tr -s ' \n' ' '), without heaphook $(sort plain | uniq -c | tr -s ' \n' ' ')"
-    done
-    ;;
-  signal_gate)
-    # The tracer holds the signals back at a new call stack only where the
-    # program can unwind a thread from one (base/cancel.h, src/hook/signals.c):
-    # signal_gate.c takes 50 new stacks between two getsid calls after
-    # installing a handler through each of heaphook's wrappers, or making
-    # itself asynchronously cancelable: 50 times the signals held back again
-    # after libunwind (rt_sigprocmask SIG_BLOCK with no old mask, which
-    # nothing else makes), under each library that carries the hook; none
-    # for a program that installs no handler, only SIG_DFL, SIG_IGN or
-    # SIG_HOLD, or handlers of the faults' signals and SIGABRT (gcc's cc1:
-    # before, blocking at every new stack made it ~1.2x slower). Needs
-    # strace: shown as not run (77) without it.
-    command -v strace >/dev/null && strace -qq -o /dev/null true 2>/dev/null || exit 77
-    reblocks() { # reblocks FILE: the re-blocks between the two getsid
-      sed -n '/^getsid(/,/^getsid(/p' "$1" | grep -c '^rt_sigprocmask(SIG_BLOCK, [^,]*, NULL, 8)'
-    }
-    gate_run() { # gate_run EXPECTED HOW VAR=VALUE...
-      local want=$1 how=$2
-      shift 2
-      local run="$*"
-      set --
-      for v in $run; do set -- "$@" -E "$v"; done
-      strace -qq -e trace=getsid,rt_sigprocmask "$@" -E HEAPHOOK_OUTPUT="$dir/g.%p.hhtrace" -o g.st \
-        "$HH_SIGNAL_GATE" "$how" >o 2>e || fail "$how ($run): exit status $?: $(cat e)"
-      [ "$(cat o)" = "gate done" ] || fail "$how ($run): output $(cat o)"
-      [ -s e ] && fail "$how ($run): stderr: $(cat e)"
-      [ "$(reblocks g.st)" = "$want" ] || fail "$how ($run): $(reblocks g.st) re-blocks at 50 new stacks, not $want"
-    }
-    for env in "LD_PRELOAD=$HH_HEAPTRACK" "LD_PRELOAD=$HH_LIB HEAPHOOK_RECORD=trace"; do
-      for how in none quiet faults; do gate_run 0 "$how" $env; done
-      for how in sigaction __sigaction signal bsd_signal ssignal sysv_signal __sysv_signal sigset async; do
-        gate_run 50 "$how" $env
-      done
-    done
-    for env in "LD_PRELOAD=$HH_TLSF HEAPHOOK_RECORD=trace" "LD_PRELOAD=$HH_SIMPLE HEAPHOOK_RECORD=trace"; do
-      gate_run 0 none $env
-      gate_run 50 signal $env
     done
     ;;
   stack_cache)

@@ -30,11 +30,7 @@
  * taken under its locks) and the loop runs 200 times: a jump out of a
  * new stack's capture left its meta lock taken, and with the guard given
  * back the thread took the lock again: the process hung (found by
- * review); given back only outside the tracer's locks, the thread
- * recorded nothing after the first such jump. A program that installs a
- * handler has the tracer hold the signals back in those captures now
- * (base/cancel.h), so the jumps land outside them and after() is
- * recorded. */
+ * review). */
 #define _GNU_SOURCE
 #include <link.h>
 #include <setjmp.h>

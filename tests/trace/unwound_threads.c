@@ -5,13 +5,6 @@
  *
  *   async     the thread cancelled asynchronously (PTHREAD_CANCEL_ASYNCHRONOUS)
  *   handler   the thread's SIGUSR1 handler calls pthread_exit
- *   sites     as handler, the thread allocating from ever new call stacks
- *             (2 call sites a level, 5 to 44 levels deep): most of its
- *             allocations unwind and intern a new stack under the tracer's
- *             meta lock, where a thread unwound left it taken, and its own
- *             exit handler waited for it for good (every run hung, both
- *             libraries)
- *   async_sites  as sites, the thread cancelled asynchronously
  *
  * POSIX leaves both undefined inside malloc; glibc's own malloc lives
  * through them. A thread unwound inside the tracer where it held a lock
@@ -46,39 +39,6 @@ static void glibc_ready(void) {
   __libc_free(p);
 }
 
-static void sites_step(unsigned depth, unsigned path);
-
-/* (the asm: no tail call, each call its own return address) */
-__attribute__((noinline)) static void site_a(unsigned depth, unsigned path) {
-  sites_step(depth, path);
-  __asm__ volatile("" ::: "memory");
-}
-
-__attribute__((noinline)) static void site_b(unsigned depth, unsigned path) {
-  sites_step(depth, path);
-  __asm__ volatile("" ::: "memory");
-}
-
-__attribute__((noinline)) static void sites_step(unsigned depth, unsigned path) {
-  if (depth == 0) {
-    void *volatile p = malloc(100);
-    free(p);
-  } else if (path & 1) {
-    site_a(depth - 1, path >> 1);
-  } else {
-    site_b(depth - 1, path >> 1);
-  }
-  __asm__ volatile("" ::: "memory");
-}
-
-static void *churn_sites(void *arg) {
-  glibc_ready();
-  if (arg != NULL) pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
-  atomic_store(&started, 1);
-  for (unsigned i = 0;; i++) sites_step(5 + i % 40, i * 2654435761u);
-  return NULL;
-}
-
 static void *churn(void *arg) {
   glibc_ready();
   if (arg != NULL) pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
@@ -102,20 +62,16 @@ __attribute__((noinline)) static void in_main(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *how = argc > 1 ? argv[1] : "";
-  bool async = strcmp(how, "async") == 0 || strcmp(how, "async_sites") == 0;
-  bool sites = strcmp(how, "sites") == 0 || strcmp(how, "async_sites") == 0;
-  if (!async && !sites && strcmp(how, "handler") != 0) {
-    fprintf(stderr, "usage: unwound_threads async|handler|sites|async_sites\n");
+  bool async = argc > 1 && strcmp(argv[1], "async") == 0;
+  if (!async && (argc < 2 || strcmp(argv[1], "handler") != 0)) {
+    fprintf(stderr, "usage: unwound_threads async|handler\n");
     return 2;
   }
-  /* (the async runs install no handler: their threads' cancel type alone
-   * has the tracer hold the signals back in its captures) */
-  if (!async) signal(SIGUSR1, on_usr1);
+  signal(SIGUSR1, on_usr1);
   for (int round = 0; round < 40; round++) {
     atomic_store(&started, 0);
     pthread_t t;
-    if (pthread_create(&t, NULL, sites ? churn_sites : churn, async ? &started : NULL) != 0) return 1;
+    if (pthread_create(&t, NULL, churn, async ? &started : NULL) != 0) return 1;
     while (!atomic_load(&started)) {
     }
     struct timespec ms = {0, 1000 * 1000};

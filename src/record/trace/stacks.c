@@ -378,15 +378,17 @@ static inline entry *slot_for(hh_tr_stack_cache *c, uintptr_t ra, uintptr_t cfa)
   return &c->e[h >> (64 - CACHE_BITS)];
 }
 
-static uint64_t capture_miss(miss_work *w, entry *e, uintptr_t cfa, uint32_t g, const hh_unwind_gate *gate) {
+/* (noinline: the hit's path pays no frame of the miss's) */
+static __attribute__((noinline)) uint64_t capture_miss(miss_work *w, entry *e, uintptr_t cfa, uint32_t g) {
   const uintptr_t *ips = w->ips, *sps = w->sps;
   /* Our frames are in modules loaded before this call: a scan now writes
    * their MODULE_LOADs before the stack's records, and notes a module
    * loaded where one was unloaded before any unwind goes through it
    * (no_fast). */
   hh__tr_modules_scan(true);
-  hh__tr_loader_enter();   /* libunwind looks for unwind tables with dl_iterate_phdr */
-  hh__own_fd_claim = true; /* and may open its pipe again (hh__tr_stacks_init) */
+  int cancel = hh__cancel_off(); /* libunwind reads and writes its pipe */
+  hh__tr_loader_enter();         /* libunwind looks for unwind tables with dl_iterate_phdr */
+  hh__own_fd_claim = true;       /* and may open its pipe again (hh__tr_stacks_init) */
   int n = -1;
   /* Filled when empty (or of an older generation), else now and then: the
    * count starts again at each try, so a call site that cannot be cached
@@ -410,10 +412,12 @@ static uint64_t capture_miss(miss_work *w, entry *e, uintptr_t cfa, uint32_t g, 
   }
   hh__own_fd_claim = false;
   hh__tr_loader_leave();
-  if (n <= 0) return 0;
-  /* libunwind sets the mask through glibc, which unblocks glibc's cancel
-   * signal: an asynchronous cancel in the meta lock left it taken. */
-  hh__unwind_block_again_if(*gate);
+  if (n <= 0) {
+    hh__cancel_restore(cancel);
+    return 0;
+  }
+  /* (and with the meta lock: an asynchronous cancel there left it taken,
+   * base/cancel.h) */
   uint64_t id = 0;
   hh__tr_meta_lock();
   uint32_t known = next_id; /* ids from here on are this stack's new nodes */
@@ -429,6 +433,7 @@ static uint64_t capture_miss(miss_work *w, entry *e, uintptr_t cfa, uint32_t g, 
     if (id == 0) break;
   }
   hh__tr_meta_unlock();
+  hh__cancel_restore(cancel);
   if (id == 0 || e == NULL) return id;
   /* Cache it when every return address is where a call put it. */
   for (int i = 0; i < n; i++) {
@@ -448,29 +453,6 @@ static uint64_t capture_miss(miss_work *w, entry *e, uintptr_t cfa, uint32_t g, 
   return id;
 }
 
-/* A miss (noinline: the hit's path pays no frame of its): the unwinder,
- * the loader's lock, the module lock and the meta lock (hh__tr_busy),
- * with cancellation disabled (libunwind reads and writes its pipe). Where
- * the program can unwind a thread from a signal (a handler of its own, an
- * asynchronous cancel: base/cancel.h, hh__unwind_seen), with those
- * signals held back too, from before the thread is busy to after: a
- * thread that a handler's pthread_exit unwound there left the meta lock
- * taken, and its own exit handler waited for it for good
- * (trace.unwound_threads, sites); a handler that left by siglongjmp could
- * not give the recursion guard back, and the thread recorded nothing more
- * (trace.signal_longjmp, misses). Elsewhere that would cost three system
- * calls a new stack for nothing (gcc's cc1 traced took ~1.2x as long), so
- * only there. */
-static __attribute__((noinline)) uint64_t miss(hh_tr_stack_cache *cache, entry *e, uintptr_t cfa,
-                                               uint32_t g) {
-  hh_unwind_gate gate = hh__unwind_off_if_seen();
-  hh__tr_busy++;
-  uint64_t id = capture_miss(&cache->w, e, cfa, g, &gate);
-  hh__tr_busy--;
-  hh__unwind_restore_if(gate);
-  return id;
-}
-
 uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
   uintptr_t cfa = (uintptr_t)cfa_p;
   uint32_t g = atomic_load_explicit(&gen, memory_order_relaxed);
@@ -486,5 +468,9 @@ uint64_t hh__tr_stack_capture(hh_tr_stack_cache *cache, void *cfa_p) {
       if (i == e->depth) return e->id;
     }
   }
-  return miss(cache, e, cfa, g);
+  /* a miss: the unwinder, the loader's lock, the meta lock (hh__tr_busy) */
+  hh__tr_busy++;
+  uint64_t id = capture_miss(&cache->w, e, cfa, g);
+  hh__tr_busy--;
+  return id;
 }
