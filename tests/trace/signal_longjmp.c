@@ -7,12 +7,13 @@
  *
  * churn()'s first pass, one malloc and free from the loop's own call
  * site, runs before any timer is armed, so that the tracer has taken
- * that call stack before the first jump. Before the captures held the
- * signals back (the "misses" run, below), a jump out of the first
- * capture, which on a loaded machine outlasted the 500 us timer in 3 of
- * 400 runs, left the thread recording nothing more (NO_END chunks=0 at
- * exec; CI failed on it once): this run is about jumps out of the
- * tracer's other stretches.
+ * that call stack before the first jump. A jump out of a capture (under
+ * the tracer's meta lock, hh__tr_busy) cannot give the guard back, and
+ * the thread records nothing more, nor writes its buffer at exec: on a
+ * loaded machine the first capture outlasted the 500 us timer in 3 of
+ * 400 runs (NO_END chunks=0; CI failed on it once). This run is about
+ * jumps out of the tracer's other stretches; the "misses" run, below,
+ * about those out of captures.
  *
  * POSIX leaves a longjmp out of a handler that interrupted malloc
  * undefined. The handler jumps only from this program's code or
