@@ -1812,6 +1812,22 @@ PY
       [ "$(grep -cE '^free free T=1( |$)' sc.txt)" -ge 1 ] || fail "$lib: no free at the joins: $(grep -E '^(alloc|free)' sc.txt)"
     done
     ;;
+  gc_stop)
+    # A stop-the-world collector's signal reaches a thread that waits, in
+    # the tracer's capture of a new call stack, for the loader's lock held
+    # by a thread the collector stopped (gc_stop.c): it must stop, under
+    # both libraries (the collector waited for good when the captures held
+    # the signals back in programs with a handler).
+    for lib in "$HH_LIB" "$HH_HEAPTRACK"; do
+      rm -f "$dir"/gc.*.hhtrace
+      timeout -s KILL 120 env LD_PRELOAD="$lib" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/gc.%p.hhtrace" \
+        "$HH_GC_STOP" >o 2>e
+      rc=$?
+      [ $rc = 0 ] && [ "$(cat o)" = "a stopped" ] || fail "$lib: exit status $rc, output $(cat o): $(cat e)"
+      [ -s e ] && fail "$lib: stderr: $(cat e)"
+      read_whole "$(one_file "$dir/gc.*.hhtrace")" "$lib"
+    done
+    ;;
   split_dwarf)
     # A program built with split DWARF (split_dwarf.c): its inlined frame
     # and lines come from its .dwo file.

@@ -1,0 +1,118 @@
+/* A stop-the-world collector, as Boehm's garbage collector stops threads:
+ * SIGUSR1's handler says it has stopped (sem_post) and waits until the
+ * collector lets it go; the collector waits for each thread's word.
+ *
+ * Thread b stops inside dl_iterate_phdr, holding glibc's loader lock.
+ * Thread a then allocates from a call stack new to the tracer, whose
+ * capture calls dl_iterate_phdr and waits for that lock; once a sleeps in
+ * the kernel (futex), main stops it with SIGUSR1 and waits up to 60 s for
+ * its word. Prints "a stopped" (status 0), else "a never stopped"
+ * (status 1). The tracer must not hold the signals back while it waits
+ * for a lock that a stopped thread may hold: when it did so in every
+ * capture of a program that had installed a handler (2026-11-28, reverted),
+ * a never stopped, the collector waited for it and it for b, for good
+ * (found by a helper's review). Without heaphook the capture is not
+ * there, and a stops at once (in after()'s malloc or before). */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static sem_t stopped;
+static atomic_int resume, go, a_tid;
+
+static void on_stop(int sig) {
+  (void)sig;
+  sem_post(&stopped);
+  while (!atomic_load(&resume)) {
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+  }
+}
+
+/* b's callback stops b there, the loader's lock held. */
+static int stop_here(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)info;
+  (void)size;
+  int *once = arg;
+  if (*once == 0) {
+    *once = 1;
+    syscall(SYS_tgkill, getpid(), (int)syscall(SYS_gettid), SIGUSR1);
+  }
+  return 1;
+}
+
+static void *b_main(void *arg) {
+  (void)arg;
+  int once = 0;
+  dl_iterate_phdr(stop_here, &once);
+  return NULL;
+}
+
+/* A call stack the tracer has not seen. */
+__attribute__((noinline)) static void after(void) {
+  void *volatile p = malloc(77);
+  free(p);
+  __asm__ volatile("" ::: "memory");
+}
+
+static void *a_main(void *arg) {
+  (void)arg;
+  void *volatile p = malloc(5);
+  free(p);
+  atomic_store(&a_tid, (int)syscall(SYS_gettid));
+  while (!atomic_load(&go)) {
+  }
+  after();
+  return NULL;
+}
+
+/* Whether thread tid sleeps in futex (system call 202 on x86-64). */
+static int in_futex(int tid) {
+  char path[64], buf[64] = {0};
+  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  return n > 4 && strncmp(buf, "202 ", 4) == 0;
+}
+
+int main(void) {
+  sem_init(&stopped, 0, 0);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGUSR1, &sa, NULL);
+  pthread_t a, b;
+  pthread_create(&a, NULL, a_main, NULL);
+  while (!atomic_load(&a_tid)) {
+  }
+  pthread_create(&b, NULL, b_main, NULL);
+  sem_wait(&stopped); /* b stopped, the loader's lock held */
+  atomic_store(&go, 1);
+  /* a waits for the lock (under heaphook), or has ended its after() */
+  for (int i = 0; i < 2000 && !in_futex(atomic_load(&a_tid)); i++) usleep(1000);
+  pthread_kill(a, SIGUSR1);
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_sec += 60;
+  int ok = sem_timedwait(&stopped, &t) == 0;
+  atomic_store(&resume, 1);
+  printf(ok ? "a stopped\n" : "a never stopped\n");
+  fflush(stdout);
+  if (!ok) _exit(1);
+  pthread_join(b, NULL);
+  pthread_join(a, NULL);
+  return 0;
+}
