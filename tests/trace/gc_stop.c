@@ -7,12 +7,15 @@
  * capture calls dl_iterate_phdr and waits for that lock; once a sleeps in
  * the kernel (futex), main stops it with SIGUSR1 and waits up to 60 s for
  * its word. Prints "a stopped" (status 0), else "a never stopped"
- * (status 1). The tracer must not hold the signals back while it waits
- * for a lock that a stopped thread may hold: when it did so in every
- * capture of a program that had installed a handler (2026-11-28, reverted),
- * a never stopped, the collector waited for it and it for b, for good
- * (found by a helper's review). Without heaphook the capture is not
- * there, and a stops at once (in after()'s malloc or before). */
+ * (status 1), or "a never waited" (status 2) when a was not seen in
+ * futex within 20 s: the run would have checked nothing (a signalled
+ * before its capture waited, or a capture that no longer waits there).
+ * The tracer must not hold the signals back while it waits for a lock
+ * that a stopped thread may hold: when it did so in every capture of a
+ * program that had installed a handler (2026-11-28, reverted), a never
+ * stopped, the collector waited for it and it for b, for good (found by
+ * a helper's review). Without heaphook the capture is not there, and a
+ * never waits (status 2). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <link.h>
@@ -76,15 +79,16 @@ static void *a_main(void *arg) {
   return NULL;
 }
 
-/* Whether thread tid sleeps in futex (system call 202 on x86-64). */
+/* Whether thread tid sleeps in futex (/proc's "NR args...": its number). */
 static int in_futex(int tid) {
-  char path[64], buf[64] = {0};
+  char path[64], buf[64] = {0}, want[16];
   snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
   int fd = open(path, O_RDONLY);
   if (fd < 0) return 0;
   ssize_t n = read(fd, buf, sizeof buf - 1);
   close(fd);
-  return n > 4 && strncmp(buf, "202 ", 4) == 0;
+  int w = snprintf(want, sizeof want, "%d ", (int)SYS_futex);
+  return n > w && strncmp(buf, want, (size_t)w) == 0;
 }
 
 int main(void) {
@@ -101,8 +105,14 @@ int main(void) {
   pthread_create(&b, NULL, b_main, NULL);
   sem_wait(&stopped); /* b stopped, the loader's lock held */
   atomic_store(&go, 1);
-  /* a waits for the lock (under heaphook), or has ended its after() */
-  for (int i = 0; i < 2000 && !in_futex(atomic_load(&a_tid)); i++) usleep(1000);
+  /* a waits for the lock in its capture of after()'s stack */
+  int waited = 0;
+  for (int i = 0; i < 20000 && !(waited = in_futex(atomic_load(&a_tid))); i++) usleep(1000);
+  if (!waited) {
+    printf("a never waited\n");
+    fflush(stdout);
+    _exit(2);
+  }
   pthread_kill(a, SIGUSR1);
   struct timespec t;
   clock_gettime(CLOCK_REALTIME, &t);
