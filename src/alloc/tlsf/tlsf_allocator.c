@@ -1200,9 +1200,9 @@ static void tlsf_report(int fd) {
   if (r.damaged) {
     /* (a write past a block's end over the free block after it: a crash
      * handler's _exit, preload.reports_at_end) */
-    hh__dprint(
-        fd,
-        "  largest free block: unknown (the heap is damaged: a free list's link leads outside the pools)\n");
+    hh__dprint(fd,
+               "  largest free block: unknown (the heap is damaged: a free list's link leads outside the "
+               "pools or round a cycle)\n");
     hh__dprint(fd, "  fragmentation: unknown (the heap is damaged)\n");
   } else {
     hh__dprint(fd, "  largest free block: %zu\n", r.largest_free);
