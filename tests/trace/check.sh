@@ -1818,14 +1818,19 @@ PY
     # by a thread the collector stopped (gc_stop.c): it must stop, under
     # both libraries (the collector waited for good when the captures held
     # the signals back in programs with a handler).
-    for lib in "$HH_LIB" "$HH_HEAPTRACK"; do
-      rm -f "$dir"/gc.*.hhtrace
-      timeout -s KILL 120 env LD_PRELOAD="$lib" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/gc.%p.hhtrace" \
-        "$HH_GC_STOP" >o 2>e
-      rc=$?
-      [ $rc = 0 ] && [ "$(cat o)" = "a stopped" ] || fail "$lib: exit status $rc, output $(cat o): $(cat e)"
-      [ -s e ] && fail "$lib: stderr: $(cat e)"
-      read_whole "$(one_file "$dir/gc.*.hhtrace")" "$lib"
+    # With "free", a's event is a free at which the RSS sample is due,
+    # whose module scan waited so with the signals held back (until
+    # 2026-11-28: a never stopped in every run).
+    for how in capture free; do
+      for lib in "$HH_LIB" "$HH_HEAPTRACK"; do
+        rm -f "$dir"/gc.*.hhtrace
+        timeout -s KILL 120 env LD_PRELOAD="$lib" HEAPHOOK_RECORD=trace HEAPHOOK_OUTPUT="$dir/gc.%p.hhtrace" \
+          "$HH_GC_STOP" $how >o 2>e
+        rc=$?
+        [ $rc = 0 ] && [ "$(cat o)" = "a stopped" ] || fail "$how, $lib: exit status $rc, output $(cat o): $(cat e)"
+        [ -s e ] && fail "$how, $lib: stderr: $(cat e)"
+        read_whole "$(one_file "$dir/gc.*.hhtrace")" "$how, $lib"
+      done
     done
     ;;
   split_dwarf)

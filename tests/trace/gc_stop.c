@@ -15,7 +15,13 @@
  * program that had installed a handler (2026-11-28, reverted), a never
  * stopped, the collector waited for it and it for b, for good (found by
  * a helper's review). Without heaphook the capture is not there, and a
- * never waits (status 2). */
+ * never waits (status 2).
+ *
+ * With argv[1] "free", a sleeps 30 ms and frees a block instead: no new
+ * stack, but the tracer's RSS sample is due at that event, and it scanned
+ * the modules (dl_iterate_phdr) with the signals held back: a never
+ * stopped, under both libraries, in every run, until 2026-11-28 (found by
+ * a helper's review); a buffer's hand-over scanned so too. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <link.h>
@@ -68,14 +74,23 @@ __attribute__((noinline)) static void after(void) {
   __asm__ volatile("" ::: "memory");
 }
 
+static int at_free; /* argv[1] "free" */
+
 static void *a_main(void *arg) {
   (void)arg;
   void *volatile p = malloc(5);
-  free(p);
+  if (!at_free) free(p);
   atomic_store(&a_tid, (int)syscall(SYS_gettid));
   while (!atomic_load(&go)) {
   }
-  after();
+  if (at_free) {
+    struct timespec d = {0, 30 * 1000 * 1000};
+    while (nanosleep(&d, &d) != 0) {
+    }
+    free(p); /* no stack taken; the RSS sample is due */
+  } else {
+    after();
+  }
   return NULL;
 }
 
@@ -91,7 +106,8 @@ static int in_futex(int tid) {
   return n > w && strncmp(buf, want, (size_t)w) == 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  at_free = argc > 1 && strcmp(argv[1], "free") == 0;
   sem_init(&stopped, 0, 0);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -105,7 +121,7 @@ int main(void) {
   pthread_create(&b, NULL, b_main, NULL);
   sem_wait(&stopped); /* b stopped, the loader's lock held */
   atomic_store(&go, 1);
-  /* a waits for the lock in its capture of after()'s stack */
+  /* a waits for the lock in its capture of after()'s stack, or at its free */
   int waited = 0;
   for (int i = 0; i < 20000 && !(waited = in_futex(atomic_load(&a_tid))); i++) usleep(1000);
   if (!waited) {

@@ -763,11 +763,10 @@ static void note_rename(tstate *ts) {
   }
 }
 
-/* Before the owner hands its buffer over: the module list and the thread's
- * name brought up to date. False (and the buffer emptied) when it holds no
- * event. */
+/* Before the owner hands its buffer over: the thread's name brought up to
+ * date (the module list was, by the caller: scan_open). False (and the
+ * buffer emptied) when it holds no event. */
 static bool handover_begin(tstate *ts) {
-  hh__tr_modules_scan(true);
   note_rename(ts);
   if (ts->nevents > 0) return true;
   if (ts->len > 0) ts->need_thread = true; /* its THREAD record was not written */
@@ -778,10 +777,27 @@ static bool handover_begin(tstate *ts) {
 /* The owner hands its buffer over (full, old, or the thread ends). */
 static void flush_thread_locked(tstate *ts, hh_unwind_off mask);
 
+/* The module list brought up to date before a stretch that holds the
+ * signals back, with them open: the scan calls dl_iterate_phdr, which
+ * waits for glibc's loader lock, and a thread that a stop-the-world
+ * collector had stopped inside dl_iterate_phdr (its handler says it
+ * stopped and waits) holds that lock. Waiting for it with the signals
+ * held back, this thread never took the collector's signal, and the
+ * collector, and so the stopped thread, waited for it for good
+ * (trace.gc_stop, free: the RSS sample due at a free; the same at a
+ * buffer's hand-over). Busy meanwhile, as in a new stack's capture, which
+ * scans the same way. */
+static void scan_open(void) {
+  hh__tr_busy++;
+  hh__tr_modules_scan(true);
+  hh__tr_busy--;
+}
+
 /* With the signals that can unwind a thread blocked while it holds
  * ts->lock (and q_lock, or the file's locks, in it), not while it waits
  * for the writer (base/cancel.h, trace.unwound_threads). */
 static void flush_thread(tstate *ts) {
+  scan_open();
   hh_unwind_off mask = hh__unwind_off();
   hh__tr_busy++;
   flush_thread_locked(ts, mask);
@@ -846,6 +862,7 @@ static void periodic_records(uint64_t now, uint64_t program_mask, bool may_start
 static void periodic(uint64_t now, bool may_start) {
   uint64_t due = atomic_load_explicit(&next_rss, memory_order_relaxed);
   if (now < due || !atomic_compare_exchange_strong(&next_rss, &due, now + rss_every)) return;
+  scan_open();
   hh_unwind_off mask = hh__unwind_off(); /* (base/cancel.h: the meta lock, statm's) */
   hh__tr_busy++;
   periodic_records(now, mask.mask, may_start);
@@ -855,7 +872,6 @@ static void periodic(uint64_t now, bool may_start) {
 
 static void periodic_records(uint64_t now, uint64_t program_mask, bool may_start) {
   hh__tr_rss_record(now);
-  hh__tr_modules_scan(true);
   /* Full mode: the writer thread also from ~0.1 s into the run, not only at
    * the first full buffer, so that the events of a process that then goes
    * idle and is killed reach the file (write_idle_buffers). Never from a
@@ -1086,6 +1102,7 @@ static void on_thread_exit(void *arg) {
 static void write_all_own_locked(tstate *ts) {
   job j;
   while (pop(&j)) write_job(&j);
+  hh__tr_modules_scan(true);
   if (ts != NULL && !ts->dead && handover_begin(ts)) {
     spin_lock(&ts->lock);
     if (!ts->closed) {
